@@ -1,0 +1,55 @@
+# dm-hottier: top-level entry points. See README.md.
+#
+#   make              build dm-hottier.ko against KDIR (default: newest
+#                     installed Debian kernel with headers and a /boot image)
+#   make install      install into /lib/modules/<ver>/updates, run depmod
+#   make check        everything CI runs; ends with "N passed, N failed"
+#   make demo         boot a guest, create a hottier device, run fio
+#
+# Overrides: make KVER=<version> or make KDIR=<build tree>.
+
+KVER ?= $(shell scripts/kver.sh 2>/dev/null)
+KDIR ?= /lib/modules/$(KVER)/build
+MDIR := $(CURDIR)/dm-hottier
+W ?= 1
+
+.PHONY: all modules install clean setup check demo kunit static guest-test dkms-test host-test
+
+all: modules
+
+modules:
+	@test -f "$(KDIR)/Makefile" || { echo "no kernel build tree at '$(KDIR)': run 'make setup' or set KDIR/KVER" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(MDIR) W=$(W) modules
+
+install: modules
+	$(MAKE) -C $(KDIR) M=$(MDIR) INSTALL_MOD_DIR=updates modules_install
+	depmod -a $(KVER)
+
+clean:
+	@test ! -f "$(KDIR)/Makefile" || $(MAKE) -C $(KDIR) M=$(MDIR) clean
+	rm -rf results
+
+setup:
+	scripts/setup.sh
+
+kunit:
+	scripts/kunit.sh
+
+static:
+	scripts/static-checks.sh
+
+guest-test: modules
+	scripts/vm-run.sh --kver $(KVER) --results results/guest -- \
+		python3 -m pytest -p no:cacheprovider -q tests/guest
+
+host-test:
+	python3 -m pytest -p no:cacheprovider -q tests/host
+
+dkms-test:
+	scripts/dkms-test.sh $(KVER)
+
+check:
+	scripts/check.sh
+
+demo:
+	scripts/demo.sh

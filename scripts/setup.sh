@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Install everything dm-hottier needs to build and test, from Debian and PyPI.
+# Idempotent: a second run only checks and returns in seconds.
+set -euo pipefail
+
+DEB_PKGS=(
+	linux-image-amd64 linux-headers-amd64 linux-source
+	qemu-system-x86 dmsetup lvm2 fio blktrace
+	e2fsprogs xfsprogs btrfs-progs sparse kmod dkms
+	build-essential bc bison flex libelf-dev libssl-dev xz-utils
+	python3 python3-pip udev busybox-static
+)
+PIP_PKGS=(virtme-ng pytest)
+
+log() { printf 'setup: %s\n' "$*"; }
+
+need_root() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "setup: must run as root (apt-get install)" >&2
+		exit 1
+	fi
+}
+
+missing_debs() {
+	local p
+	for p in "${DEB_PKGS[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+			grep -q 'install ok installed' || echo "$p"
+	done
+}
+
+missing_pips() {
+	local p
+	for p in "${PIP_PKGS[@]}"; do
+		python3 -m pip show -q "$p" >/dev/null 2>&1 || echo "$p"
+	done
+}
+
+need_root
+mapfile -t debs < <(missing_debs)
+if [ "${#debs[@]}" -gt 0 ]; then
+	log "installing Debian packages: ${debs[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends "${debs[@]}"
+else
+	log "Debian packages present"
+fi
+
+mapfile -t pips < <(missing_pips)
+if [ "${#pips[@]}" -gt 0 ]; then
+	log "installing from PyPI: ${pips[*]}"
+	python3 -m pip install -q "${pips[@]}"
+else
+	log "PyPI packages present"
+fi
+
+command -v vng >/dev/null || { echo "setup: vng not on PATH after install" >&2; exit 1; }
+log "done"

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Run a command inside a guest booted from an installed Debian kernel with
+# virtme-ng, host root over 9p (read-only) and a writable results directory.
+#
+#   scripts/vm-run.sh [--kver VER] [--results DIR] [--timeout SECS]
+#                     [--memory SIZE] -- COMMAND...
+#
+# The command's exit code is passed through. The guest's kernel log is saved
+# as DIR/kernel.log; the run fails if it shows an Oops, BUG, WARNING, KASAN,
+# UBSAN, lockdep, kmemleak or hung-task report (saved as DIR/kernel-reports.log).
+# HOTTIER_VM_KVM=1 allows KVM where it works; the default is TCG.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+kver=${KVER:-}
+results=${HOTTIER_RESULTS:-$PWD/results}
+timeout=${HOTTIER_VM_TIMEOUT:-1200}
+memory=${HOTTIER_VM_MEMORY:-2G}
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kver) kver=$2; shift 2 ;;
+	--results) results=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--memory) memory=$2; shift 2 ;;
+	--) shift; break ;;
+	*) echo "vm-run: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+[ $# -gt 0 ] || { echo "vm-run: no command given" >&2; exit 2; }
+[ -n "$kver" ] || kver=$("$here/kver.sh")
+kernel=/boot/vmlinuz-$kver
+[ -f "$kernel" ] || { echo "vm-run: no kernel $kernel" >&2; exit 2; }
+
+mkdir -p "$results"
+results=$(cd "$results" && pwd)
+rm -f "$results/kernel.log" "$results/kernel-reports.log" "$results/guest-rc"
+
+accel=(--disable-kvm)
+[ "${HOTTIER_VM_KVM:-0}" = 1 ] && accel=()
+
+# TCG is slow: keep RCU-stall and hung-task reports for real hangs only.
+append="rcupdate.rcu_cpu_stall_timeout=300 sysctl.kernel.hung_task_timeout_secs=900"
+append+=" ${HOTTIER_VM_APPEND:-}"
+
+# The guest runs guest-init.sh, which captures the kernel log and runs the
+# command with the results directory and kernel version in its environment.
+cmd=$(printf '%q ' "$@")
+guest="HOTTIER_RESULTS=$(printf %q "$results") KVER=$kver $here/guest-init.sh $cmd"
+
+rc=0
+timeout -k 20 "$timeout" vng --run "$kernel" "${accel[@]}" --force-9p \
+	--cpus 2 --memory "$memory" --rwdir "$results" \
+	--append "$append" --exec "$guest" </dev/null || rc=$?
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+	echo "vm-run: guest timed out after ${timeout}s and was killed" >&2
+	rc=124
+elif [ -f "$results/guest-rc" ]; then
+	rc=$(cat "$results/guest-rc")
+elif [ "$rc" = 0 ]; then
+	echo "vm-run: guest ended without reporting the command's exit code" >&2
+	rc=1
+fi
+
+if [ ! -s "$results/kernel.log" ]; then
+	echo "vm-run: the guest left no kernel log in $results" >&2
+	[ "$rc" != 0 ] || rc=1
+elif "$here/kernel-reports.sh" "$results/kernel.log" > "$results/kernel-reports.log"; then
+	echo "vm-run: kernel reports in the guest log (see $results/kernel-reports.log):" >&2
+	head -20 "$results/kernel-reports.log" >&2
+	[ "$rc" != 0 ] || rc=1
+else
+	rm -f "$results/kernel-reports.log"
+fi
+exit "$rc"
