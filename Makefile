@@ -40,7 +40,7 @@ static:
 
 guest-test: modules
 	scripts/vm-run.sh --kver $(KVER) --results results/guest -- \
-		python3 -m pytest -p no:cacheprovider -q tests/guest
+		/usr/bin/python3 -m pytest -p no:cacheprovider -q tests/guest
 
 host-test:
 	python3 -m pytest -p no:cacheprovider -q tests/host

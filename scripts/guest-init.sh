@@ -4,6 +4,7 @@
 # its exit code.
 set -u
 res=${HOTTIER_RESULTS:?}
+modprobe configfs 2>/dev/null
 mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 dmesg -w > "$res/kernel.log" 2>&1 &

@@ -3,7 +3,10 @@
 # virtme-ng, host root over 9p (read-only) and a writable results directory.
 #
 #   scripts/vm-run.sh [--kver VER] [--results DIR] [--timeout SECS]
-#                     [--memory SIZE] -- COMMAND...
+#                     [--memory SIZE] [--disk NAME=FILE]... -- COMMAND...
+#
+# --disk attaches FILE as a virtio-scsi disk, /dev/disk/by-id/scsi-0virtme_disk_NAME
+# in the guest: data there survives a guest restart.
 #
 # The command's exit code is passed through. The guest's kernel log is saved
 # as DIR/kernel.log; the run fails if it shows an Oops, BUG, WARNING, KASAN,
@@ -16,6 +19,7 @@ kver=${KVER:-}
 results=${HOTTIER_RESULTS:-$PWD/results}
 timeout=${HOTTIER_VM_TIMEOUT:-1200}
 memory=${HOTTIER_VM_MEMORY:-2G}
+disks=()
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -23,6 +27,7 @@ while [ $# -gt 0 ]; do
 	--results) results=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--memory) memory=$2; shift 2 ;;
+	--disk) disks+=(--disk "$2"); shift 2 ;;
 	--) shift; break ;;
 	*) echo "vm-run: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -50,7 +55,7 @@ guest="HOTTIER_RESULTS=$(printf %q "$results") KVER=$kver $here/guest-init.sh $c
 
 rc=0
 timeout -k 20 "$timeout" vng --run "$kernel" "${accel[@]}" --force-9p \
-	--cpus 2 --memory "$memory" --rwdir "$results" \
+	--cpus 2 --memory "$memory" --rwdir "$results" "${disks[@]}" \
 	--append "$append" --exec "$guest" </dev/null || rc=$?
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	echo "vm-run: guest timed out after ${timeout}s and was killed" >&2

@@ -1,0 +1,95 @@
+"""Fixtures for tests that run inside the guest (scripts/vm-run.sh)."""
+
+import itertools
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "tests", "lib"))
+
+import devices  # noqa: E402
+
+MODULE = os.path.join(REPO, "dm-hottier", "dm-hottier.ko")
+INFO_FIELDS = ["reads", "writes", "read_sectors", "write_sectors", "discards",
+               "flushes", "ssd_flush_errors"]
+_names = itertools.count()
+
+
+def module_loaded():
+    return os.path.isdir("/sys/module/dm_hottier")
+
+
+def load_module():
+    if not module_loaded():
+        devices.modprobe("dm-mod")
+        subprocess.run(["insmod", MODULE], check=True)
+
+
+def pytest_configure(config):
+    if os.geteuid() != 0 or not os.path.isdir("/sys/kernel/config"):
+        pytest.exit("guest tests run as root inside the guest: "
+                    "use 'make guest-test' (scripts/vm-run.sh)", returncode=2)
+    if not os.path.exists(MODULE):
+        pytest.exit(f"{MODULE} is not built: run 'make'", returncode=2)
+    devices.modprobe("null_blk", "nr_devices=0")
+    for mod in ("dm-delay", "dm-flakey"):
+        devices.modprobe(mod)
+
+
+@pytest.fixture
+def hottier_module():
+    load_module()
+    yield MODULE
+
+
+def unique(prefix):
+    return f"{prefix}{next(_names)}"
+
+
+@pytest.fixture
+def pair(hottier_module):
+    """A zero-latency HDD (512 MiB: XFS needs 300) and SSD (64 MiB), with
+    volatile write caches so that flushes are real requests on both."""
+    with devices.fast(unique("hdd"), 512, cache_mb=4) as h, \
+         devices.fast(unique("ssd"), 64, cache_mb=4) as s:
+        yield h, s
+
+
+def hottier_table(hdd, ssd, extent=2048, opts=(), length=None):
+    length = devices.sectors(hdd) if length is None else length
+    tail = f" {len(opts)} {' '.join(opts)}" if opts else ""
+    return f"0 {length} hottier {hdd} {ssd} {extent}{tail}"
+
+
+@pytest.fixture
+def hottier(pair):
+    """A hottier device over the pair, 1 MiB extents."""
+    h, s = pair
+    with devices.DmDevice(unique("ht"), hottier_table(h.path, s.path)) as d:
+        d.hdd, d.ssd = h, s
+        yield d
+
+
+def info(dev):
+    """Status INFO counters by name, in Documentation/hottier.rst's order."""
+    fields = dev.status().split()[3:]
+    assert len(fields) == len(INFO_FIELDS), fields
+    return dict(zip(INFO_FIELDS, map(int, fields)))
+
+
+class KernelLog:
+    """Kernel log lines printed after the mark taken at construction."""
+
+    def __init__(self):
+        self.start = len(self._lines())
+
+    @staticmethod
+    def _lines():
+        return subprocess.run(["dmesg"], capture_output=True,
+                              text=True).stdout.splitlines()
+
+    def new(self):
+        return "\n".join(self._lines()[self.start:])

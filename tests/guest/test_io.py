@@ -1,0 +1,181 @@
+"""The v0 data path: everything on the HDD, flushes on both members."""
+
+import os
+import subprocess
+
+import devices
+from conftest import KernelLog, hottier_table, info, unique
+from tracing import Blktrace
+
+EXTENT = 2048       # sectors: the hottier fixture's extent
+
+
+def dd(*args):
+    subprocess.run(["dd", "status=none", *args], check=True)
+
+
+def read_sectors(path, start, count):
+    with open(path, "rb") as f:
+        f.seek(start * 512)
+        return f.read(count * 512)
+
+
+def kname(dev):
+    return os.path.basename(os.path.realpath(dev.path))
+
+
+def test_status_counts_reads_writes_and_sectors(hottier):
+    hottier.message("reset_stats")
+    assert set(info(hottier).values()) == {0}
+    dd("if=/dev/urandom", f"of={hottier.path}", "bs=4k", "count=8",
+       "oflag=direct")
+    c = info(hottier)
+    assert (c["writes"], c["write_sectors"]) == (8, 64)
+    # Closing a written device makes udev re-probe it: let those reads pass.
+    devices.settle()
+    hottier.message("reset_stats")
+    dd(f"if={hottier.path}", "of=/dev/null", "bs=4k", "count=3",
+       "iflag=direct")
+    c = info(hottier)
+    assert (c["reads"], c["read_sectors"]) == (3, 24)
+    assert c["writes"] == 0
+    hottier.message("reset_stats")
+    assert set(info(hottier).values()) == {0}
+
+
+def test_writes_land_on_the_hdd_only(hottier):
+    data = os.urandom(64 * 1024)
+    with open(hottier.path, "r+b", buffering=0) as f:
+        f.seek(5 * 1024 * 1024)
+        f.write(data)
+        os.fsync(f.fileno())
+    assert read_sectors(hottier.hdd.path, 5 * 2048, 128) == data
+    with open(hottier.path, "rb") as f:
+        f.seek(5 * 1024 * 1024)
+        assert f.read(len(data)) == data
+
+
+def test_bios_are_split_at_extent_boundaries(pair):
+    h, s = pair
+    extent = 64     # 32 KiB extents: a 256 KiB read spans 8 of them
+    with devices.DmDevice(unique("ht"),
+                          hottier_table(h.path, s.path, extent)) as d:
+        d.message("reset_stats")
+        dd(f"if={d.path}", "of=/dev/null", "bs=256k", "count=1",
+           "iflag=direct")
+        c = info(d)
+        assert c["read_sectors"] == 512
+        assert c["reads"] == 8
+        # Unaligned: 32 KiB starting 16 KiB into an extent is two bios.
+        d.message("reset_stats")
+        dd(f"if={d.path}", "of=/dev/null", "bs=16k", "skip=1", "count=2",
+           "iflag=direct")
+        assert info(d)["reads"] >= 2
+
+
+def test_flush_reaches_both_members(hottier):
+    with Blktrace(hottier.ssd.path) as ssd, Blktrace(hottier.hdd.path) as hdd:
+        dd("if=/dev/zero", f"of={hottier.path}", "bs=4k", "count=1",
+           "conv=fsync")
+    assert ssd.count("F") >= 1, ssd.lines
+    assert hdd.count("F") >= 1, hdd.lines
+    # The data itself went to the HDD alone.
+    assert not [e for e in ssd.queued() if "W" in e[1] and e[3]]
+    assert info(hottier)["flushes"] >= 1
+
+
+def test_ssd_flush_error_never_reaches_the_caller(hottier_module):
+    with devices.fast(unique("hdd"), 256, cache_mb=4) as h, \
+         devices.fast(unique("ssd"), 64, cache_mb=4) as s, \
+         devices.flakey(unique("fl"), s.path, 0, 1, "error_writes") as bad:
+        line = hottier_table(h.path, bad.path)
+        with devices.DmDevice(unique("ht"), line) as d:
+            d.message("reset_stats")
+            with open(d.path, "r+b", buffering=0) as f:
+                f.write(b"x" * 4096)
+                os.fsync(f.fileno())        # raises on a flush error
+            c = info(d)
+            assert c["ssd_flush_errors"] >= 1
+            assert c["flushes"] >= 1
+
+
+def test_hdd_flush_error_reaches_the_caller(hottier_module):
+    with devices.fast(unique("hdd"), 256, cache_mb=4) as h, \
+         devices.fast(unique("ssd"), 64, cache_mb=4) as s, \
+         devices.flakey(unique("fl"), h.path, 0, 1, "error_writes") as bad:
+        with devices.DmDevice(unique("ht"),
+                              hottier_table(bad.path, s.path)) as d:
+            fd = os.open(d.path, os.O_RDWR)
+            try:
+                os.write(fd, b"x" * 4096)
+                try:
+                    os.fsync(fd)
+                except OSError:
+                    return
+                raise AssertionError("fsync hid the HDD's write error")
+            finally:
+                os.close(fd)
+
+
+def test_discard_spanning_many_extents_reaches_the_hdd(hottier):
+    dd("if=/dev/urandom", f"of={hottier.path}", "bs=1M", "count=8",
+       "oflag=direct")
+    hottier.message("reset_stats")
+    # 5.5 MiB from 1.25 MiB: unaligned to extents, crossing six of them.
+    subprocess.run(["blkdiscard", "-o", str(1280 * 1024), "-l",
+                    str(5632 * 1024), hottier.path], check=True)
+    assert info(hottier)["discards"] >= 1
+    zero = bytes(512 * 11264)
+    assert read_sectors(hottier.hdd.path, 2560, 11264) == zero
+    assert read_sectors(hottier.path, 2560, 11264) == zero
+    assert read_sectors(hottier.path, 2048, 512) != bytes(512 * 512)
+
+
+def test_write_zeroes_spanning_extents_reaches_the_hdd(hottier):
+    dd("if=/dev/urandom", f"of={hottier.path}", "bs=1M", "count=4",
+       "oflag=direct")
+    subprocess.run(["blkdiscard", "-z", "-o", str(512 * 1024), "-l",
+                    str(2 * 1024 * 1024), hottier.path], check=True)
+    assert read_sectors(hottier.hdd.path, 1024, 4096) == bytes(512 * 4096)
+    assert read_sectors(hottier.path, 0, 1024) != bytes(512 * 1024)
+
+
+def test_discard_ignore_hides_discard(pair):
+    h, s = pair
+    line = hottier_table(h.path, s.path, opts=("discard", "ignore"))
+    with devices.DmDevice(unique("ht"), line) as d:
+        q = f"/sys/block/{kname(d)}/queue/discard_max_bytes"
+        assert open(q).read().strip() == "0"
+        r = subprocess.run(["blkdiscard", d.path], capture_output=True)
+        assert r.returncode != 0
+    with devices.DmDevice(unique("ht"), hottier_table(h.path, s.path)) as d:
+        q = f"/sys/block/{kname(d)}/queue/discard_max_bytes"
+        assert int(open(q).read()) > 0
+
+
+def test_limits_stack_over_both_members(hottier_module):
+    """Reads will go to the SSD: its 4 KiB logical blocks bind the target."""
+    with devices.fast(unique("hdd"), 256) as h, \
+         devices.fast(unique("ssd"), 64, blocksize=4096) as s:
+        with devices.DmDevice(unique("ht"),
+                              hottier_table(h.path, s.path)) as d:
+            lbs = open(f"/sys/block/{kname(d)}/queue/logical_block_size")
+            assert lbs.read().strip() == "4096"
+
+
+def test_ssd_smaller_than_the_target_is_accepted(pair):
+    """iterate_devices reports each member with its own length: a 64 MiB
+    SSD under a 256 MiB target is valid."""
+    h, s = pair
+    assert devices.sectors(s.path) < devices.sectors(h.path)
+    with devices.DmDevice(unique("ht"), hottier_table(h.path, s.path)) as d:
+        assert devices.sectors(d.path) == devices.sectors(h.path)
+
+
+def test_unknown_message_is_refused_with_a_log_line(hottier):
+    log = KernelLog()
+    r = subprocess.run(["dmsetup", "message", hottier.name, "0", "frobnicate",
+                        "1"], capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "Invalid argument" in r.stderr
+    assert "unsupported message 'frobnicate'" in log.new()

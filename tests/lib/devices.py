@@ -1,0 +1,209 @@
+"""Emulated block devices for dm-hottier's guest tests.
+
+Everything here runs inside the guest (scripts/vm-run.sh) as root:
+
+* null_blk devices made through configfs, each with its own size, latency
+  (completion_nsec, which needs irqmode=2), queue depth and media errors
+  (badblocks): an "HDD" has milliseconds of latency and depth 1, an "SSD"
+  about 100 us and depth 32;
+* file-backed virtio disks (vm-run.sh --disk NAME=FILE), for data that must
+  survive a guest restart;
+* device-mapper devices (dm-linear, dm-delay, dm-flakey, dm-error) to put
+  under a member device to make it slow or failing.
+"""
+
+import contextlib
+import os
+import subprocess
+import time
+
+CONFIGFS_NULLB = "/sys/kernel/config/nullb"
+
+
+def run(*cmd, check=True, input=None):
+    """Run a command, return CompletedProcess with text output."""
+    return subprocess.run(cmd, check=check, capture_output=True, text=True,
+                          input=input)
+
+
+def modprobe(name, *params):
+    run("modprobe", name, *params)
+
+
+def sectors(path):
+    """Size of a block device in 512-byte sectors."""
+    return int(run("blockdev", "--getsz", path).stdout)
+
+
+def wait_for(path, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{path} did not appear in {timeout}s")
+        time.sleep(0.05)
+
+
+def settle():
+    """Wait for udev's probing (blkid reads) of new or written devices."""
+    run("udevadm", "settle", "--timeout=30", check=False)
+
+
+class NullBlk:
+    """A null_blk device configured through configfs before power-on.
+
+    The kernel names the disk after the configfs item: /dev/<name>.
+    """
+
+    def __init__(self, name, size_mb, *, memory_backed=True,
+                 completion_nsec=None, hw_queue_depth=None, irqmode=None,
+                 blocksize=512, discard=True, cache_mb=0, badblocks=()):
+        modprobe("null_blk", "nr_devices=0")
+        if completion_nsec is not None and irqmode is None:
+            irqmode = 2     # completion_nsec only applies to the timer mode
+        self.name = name
+        self.dir = os.path.join(CONFIGFS_NULLB, name)
+        self.path = f"/dev/{name}"
+        os.mkdir(self.dir)
+        try:
+            attrs = {"size": size_mb, "memory_backed": int(memory_backed),
+                     "blocksize": blocksize}
+            if irqmode is not None:
+                attrs["irqmode"] = irqmode
+            if completion_nsec is not None:
+                attrs["completion_nsec"] = completion_nsec
+            if hw_queue_depth is not None:
+                attrs["hw_queue_depth"] = hw_queue_depth
+            if discard and memory_backed:
+                attrs["discard"] = 1
+            if cache_mb:
+                attrs["cache_size"] = cache_mb   # volatile cache: flushes
+            for key, value in attrs.items():
+                self._set(key, value)
+            for start, end in badblocks:
+                self.add_badblocks(start, end)
+            self._set("power", 1)
+            wait_for(self.path)
+        except BaseException:
+            self.remove()
+            raise
+
+    def _set(self, attr, value):
+        with open(os.path.join(self.dir, attr), "w") as f:
+            f.write(f"{value}\n")
+
+    def add_badblocks(self, start, end):
+        """Make sectors [start, end] fail with a media error."""
+        self._set("badblocks", f"+{start}-{end}")
+
+    def clear_badblocks(self, start, end):
+        self._set("badblocks", f"-{start}-{end}")
+
+    def remove(self):
+        if not os.path.isdir(self.dir):
+            return
+        with contextlib.suppress(OSError):
+            self._set("power", 0)
+        os.rmdir(self.dir)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def hdd(name, size_mb, latency_ms=4.0, **kw):
+    """A slow, shallow device: milliseconds per I/O, queue depth 1."""
+    kw.setdefault("hw_queue_depth", 1)
+    return NullBlk(name, size_mb, completion_nsec=int(latency_ms * 1e6), **kw)
+
+
+def ssd(name, size_mb, latency_us=100, **kw):
+    """A fast, deep device: about 100 us per I/O, queue depth 32."""
+    kw.setdefault("hw_queue_depth", 32)
+    return NullBlk(name, size_mb, completion_nsec=int(latency_us * 1e3), **kw)
+
+
+def fast(name, size_mb, **kw):
+    """A zero-latency device, for functional tests that need speed."""
+    return NullBlk(name, size_mb, **kw)
+
+
+def virtio_disk(name):
+    """The path of a file-backed disk given to vm-run.sh as --disk NAME=FILE
+    (virtme-ng attaches it over virtio-scsi with NAME as its serial)."""
+    path = f"/dev/disk/by-id/scsi-0virtme_disk_{name}"
+    wait_for(path)
+    return os.path.realpath(path)
+
+
+class DmDevice:
+    """A device-mapper device made from a table; removed on exit."""
+
+    def __init__(self, name, table):
+        self.name = name
+        self.path = f"/dev/mapper/{name}"
+        run("dmsetup", "create", name, "--table", table)
+        wait_for(self.path)
+        settle()
+
+    def table(self):
+        return run("dmsetup", "table", self.name).stdout.strip()
+
+    def status(self):
+        return run("dmsetup", "status", self.name).stdout.strip()
+
+    def message(self, *words):
+        return run("dmsetup", "message", self.name, "0", *words)
+
+    def reload(self, table):
+        run("dmsetup", "reload", self.name, "--table", table)
+        run("dmsetup", "resume", self.name)
+
+    def suspend(self):
+        run("dmsetup", "suspend", self.name)
+
+    def resume(self):
+        run("dmsetup", "resume", self.name)
+
+    def remove(self):
+        if os.path.exists(self.path):
+            run("dmsetup", "remove", "--retry", self.name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def linear(name, dev):
+    return DmDevice(name, f"0 {sectors(dev)} linear {dev} 0")
+
+
+def delay(name, dev, read_ms, write_ms=None):
+    """dm-delay under a member: every read (and write) waits read_ms."""
+    write_ms = read_ms if write_ms is None else write_ms
+    n = sectors(dev)
+    return DmDevice(name, f"0 {n} delay {dev} 0 {read_ms} {dev} 0 {write_ms}")
+
+
+def delay_table(dev, read_ms, write_ms=None):
+    write_ms = read_ms if write_ms is None else write_ms
+    return f"0 {sectors(dev)} delay {dev} 0 {read_ms} {dev} 0 {write_ms}"
+
+
+def flakey_table(dev, up_s, down_s, *features):
+    """dm-flakey: up for up_s seconds, then down_s seconds in the given
+    error mode (error_reads, error_writes; default: all I/O fails)."""
+    feat = f" {len(features)} {' '.join(features)}" if features else ""
+    return f"0 {sectors(dev)} flakey {dev} 0 {up_s} {down_s}{feat}"
+
+
+def flakey(name, dev, up_s, down_s, *features):
+    return DmDevice(name, flakey_table(dev, up_s, down_s, *features))
+
+
+def error(name, nr_sectors):
+    """dm-error: every I/O fails."""
+    return DmDevice(name, f"0 {nr_sectors} error")
