@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Everything CI runs. Each stage prints its time; the last line counts every
+# test of every stage: "N passed, N failed". Exits non-zero if any failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+here=$PWD
+res=$here/results
+rm -rf "$res"
+mkdir -p "$res"
+
+passed=0
+failed=0
+timings=()
+
+# Add a stage's counts from its "<name>: N passed, N failed" line; a stage
+# that printed no such line, or exited non-zero with no failure, counts as
+# one failed test.
+count_line() {
+	local name=$1 log=$2 rc=$3 line p f
+	line=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed" "$log" | tail -1)
+	if [ -z "$line" ]; then
+		echo "check: stage $name printed no result line" >&2
+		failed=$((failed + 1))
+		return
+	fi
+	p=$(sed -E 's/.*: ([0-9]+) passed.*/\1/' <<<"$line")
+	f=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")
+	[ "$rc" != 0 ] && [ "$f" = 0 ] && f=1
+	passed=$((passed + p))
+	failed=$((failed + f))
+}
+
+# Count a pytest stage from its JUnit XML report.
+junit_line() {
+	local name=$1 xml=$2
+	if [ ! -s "$xml" ]; then
+		echo "$name: 0 passed, 1 failed"
+		return
+	fi
+	python3 - "$name" "$xml" <<'PY'
+import sys, xml.etree.ElementTree as ET
+name, path = sys.argv[1:]
+root = ET.parse(path).getroot()
+suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+t = sum(int(s.get("tests", 0)) for s in suites)
+bad = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
+skip = sum(int(s.get("skipped", 0)) for s in suites)
+print(f"{name}: {t - bad - skip} passed, {bad} failed, {skip} skipped")
+PY
+}
+
+stage() {
+	local name=$1 start rc log
+	shift
+	log=$res/$name.log
+	start=$(date +%s)
+	echo "=== $name"
+	"$@" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	count_line "$name" "$log" "$rc"
+	timings+=("$name $(($(date +%s) - start))s")
+	echo "=== $name: rc=$rc, $(($(date +%s) - start))s"
+}
+
+setup_stage() {
+	scripts/setup.sh || { echo "setup: 0 passed, 1 failed"; return 1; }
+	echo "setup: 0 passed, 0 failed"
+}
+
+# The module builds with W=1 and zero warnings.
+build_stage() {
+	local out
+	make clean >/dev/null 2>&1
+	out=$(make W=1 2>&1)
+	local rc=$?
+	echo "$out"
+	if [ $rc != 0 ]; then
+		echo "build: 0 passed, 1 failed"
+	elif grep -E 'warning:|error:' <<<"$out" >/dev/null; then
+		echo "build: W=1 warnings above"
+		echo "build: 0 passed, 1 failed"
+	else
+		echo "build: 1 passed, 0 failed"
+	fi
+}
+
+host_stage() {
+	python3 -m pytest -p no:cacheprovider -q tests/host \
+		--junitxml="$res/host.xml"
+	junit_line host "$res/host.xml"
+}
+
+guest_stage() {
+	scripts/vm-run.sh --results "$res/guest" --timeout 1500 -- \
+		/usr/bin/python3 -m pytest -p no:cacheprovider -q tests/guest \
+		--junitxml="$res/guest/junit.xml"
+	local rc=$?
+	junit_line guest "$res/guest/junit.xml"
+	return $rc
+}
+
+total_start=$(date +%s)
+stage setup setup_stage
+stage build build_stage
+stage static scripts/static-checks.sh
+stage kunit scripts/kunit.sh
+stage dkms scripts/dkms-test.sh
+stage host host_stage
+stage runner scripts/test-vm-runner.sh
+stage guest guest_stage
+
+echo
+echo "stage timings:"
+printf '  %s\n' "${timings[@]}"
+echo "  total $(($(date +%s) - total_start))s"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Self-test of scripts/vm-run.sh: exit codes pass through, a hung guest is
+# killed at its timeout with a clear message, the kernel log is saved and a
+# kernel report in it fails the run. Ends with "runner: N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+res=${HOTTIER_RESULTS:-$PWD/results}/runner
+mkdir -p "$res"
+passed=0
+failed=0
+ok() { echo "PASS $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+
+rc=0
+scripts/vm-run.sh --results "$res/exit" -- sh -c 'echo hello; exit 7' \
+	> "$res.exit.out" 2>&1 || rc=$?
+if [ "$rc" = 7 ] && grep -q hello "$res.exit.out"; then
+	ok exit_code_passes_through
+else
+	bad exit_code_passes_through "rc=$rc"
+fi
+if grep -q 'Linux version' "$res/exit/kernel.log" 2>/dev/null; then
+	ok kernel_log_is_saved
+else
+	bad kernel_log_is_saved "no boot banner in $res/exit/kernel.log"
+fi
+
+rc=0
+scripts/vm-run.sh --results "$res/report" -- \
+	sh -c 'echo "<4>WARNING: CPU: 0 PID: 1 at runner-self-test" > /dev/kmsg' \
+	> "$res.report.out" 2>&1 || rc=$?
+if [ "$rc" != 0 ] && grep -q runner-self-test "$res/report/kernel-reports.log" 2>/dev/null; then
+	ok kernel_report_fails_the_run
+else
+	bad kernel_report_fails_the_run "rc=$rc"
+fi
+
+rc=0
+scripts/vm-run.sh --results "$res/timeout" --timeout 45 -- sleep 600 \
+	> "$res.timeout.out" 2>&1 || rc=$?
+if [ "$rc" = 124 ] && grep -q 'timed out after 45s' "$res.timeout.out"; then
+	ok timeout_kills_the_guest
+else
+	bad timeout_kills_the_guest "rc=$rc"
+fi
+if ! pgrep -f "qemu-system.*$res/timeout" >/dev/null; then
+	ok no_guest_left_after_timeout
+else
+	bad no_guest_left_after_timeout "qemu still running"
+fi
+echo "runner: $passed passed, $failed failed"
+[ "$failed" = 0 ]
