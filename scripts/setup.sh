@@ -12,6 +12,7 @@ DEB_PKGS=(
 )
 PIP_PKGS=(virtme-ng pytest)
 
+BACKPORTS=/etc/apt/sources.list.d/bookworm-backports.sources
 log() { printf 'setup: %s\n' "$*"; }
 
 need_root() {
@@ -45,6 +46,40 @@ if [ "${#debs[@]}" -gt 0 ]; then
 	apt-get install -y -q --no-install-recommends "${debs[@]}"
 else
 	log "Debian packages present"
+fi
+
+# The 6.12 LTS tier of the kernel matrix: Debian builds it for bookworm
+# (bookworm-backports, and bookworm-security carries it too) with gcc-12.
+# Add the backports source once; install the newest 6.12 image and headers
+# unless some 6.12 kernel with headers is there already.
+have_612() {
+	local d
+	for d in /lib/modules/6.12.*+deb12-amd64; do
+		[ -f "$d/build/Makefile" ] && [ -f "/boot/vmlinuz-${d##*/}" ] && return 0
+	done
+	return 1
+}
+
+if ! have_612; then
+	if [ ! -f "$BACKPORTS" ]; then
+		log "adding bookworm-backports to apt sources"
+		cat > "$BACKPORTS" <<'SRC'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+	fi
+	apt-get update -q
+	img=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64$' |
+		awk '{print $1}' | sort -V | tail -1)
+	[ -n "$img" ] || { echo "setup: no linux-image-6.12.*+deb12-amd64 in apt" >&2; exit 1; }
+	log "installing ${img} and its headers"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		"$img" "${img/linux-image/linux-headers}"
+else
+	log "6.12 kernel and headers present"
 fi
 
 mapfile -t pips < <(missing_pips)

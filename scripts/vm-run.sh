@@ -2,7 +2,7 @@
 # Run a command inside a guest booted from an installed Debian kernel with
 # virtme-ng, host root over 9p (read-only) and a writable results directory.
 #
-#   scripts/vm-run.sh [--kver VER] [--results DIR] [--timeout SECS]
+#   scripts/vm-run.sh [--kver VER | --kernel IMAGE] [--results DIR] [--timeout SECS]
 #                     [--memory SIZE] [--disk NAME=FILE]... -- COMMAND...
 #
 # --disk attaches FILE as a virtio-scsi disk, /dev/disk/by-id/scsi-0virtme_disk_NAME
@@ -16,6 +16,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 kver=${KVER:-}
+kernel=
 results=${HOTTIER_RESULTS:-$PWD/results}
 timeout=${HOTTIER_VM_TIMEOUT:-1200}
 memory=${HOTTIER_VM_MEMORY:-2G}
@@ -24,6 +25,7 @@ disks=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kver) kver=$2; shift 2 ;;
+	--kernel) kernel=$2; shift 2 ;;
 	--results) results=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--memory) memory=$2; shift 2 ;;
@@ -33,8 +35,10 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ $# -gt 0 ] || { echo "vm-run: no command given" >&2; exit 2; }
-[ -n "$kver" ] || kver=$("$here/kver.sh")
-kernel=/boot/vmlinuz-$kver
+if [ -z "$kernel" ]; then
+	[ -n "$kver" ] || kver=$("$here/kver.sh")
+	kernel=/boot/vmlinuz-$kver
+fi
 [ -f "$kernel" ] || { echo "vm-run: no kernel $kernel" >&2; exit 2; }
 
 mkdir -p "$results"
@@ -49,9 +53,12 @@ append="rcupdate.rcu_cpu_stall_timeout=300 sysctl.kernel.hung_task_timeout_secs=
 append+=" ${HOTTIER_VM_APPEND:-}"
 
 # The guest runs guest-init.sh, which captures the kernel log and runs the
-# command with the results directory and kernel version in its environment.
+# command with the results directory and the caller's HOTTIER_* variables
+# (HOTTIER_MODULE, for instance) in its environment.
 cmd=$(printf '%q ' "$@")
-guest="HOTTIER_RESULTS=$(printf %q "$results") KVER=$kver $here/guest-init.sh $cmd"
+env=$(env | grep -E '^HOTTIER_[A-Z_]+=' | grep -vE '^HOTTIER_(RESULTS|VM_[A-Z_]+)=' |
+	while IFS= read -r kv; do printf '%s=%q ' "${kv%%=*}" "${kv#*=}"; done)
+guest="HOTTIER_RESULTS=$(printf %q "$results") $env $here/guest-init.sh $cmd"
 
 rc=0
 timeout -k 20 "$timeout" vng --run "$kernel" "${accel[@]}" --force-9p \

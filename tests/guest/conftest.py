@@ -12,7 +12,9 @@ sys.path.insert(0, os.path.join(REPO, "tests", "lib"))
 
 import devices  # noqa: E402
 
-MODULE = os.path.join(REPO, "dm-hottier", "dm-hottier.ko")
+# The matrix builds one module per kernel and names it in HOTTIER_MODULE.
+MODULE = os.environ.get("HOTTIER_MODULE") or os.path.join(
+    REPO, "dm-hottier", "dm-hottier.ko")
 INFO_FIELDS = ["reads", "writes", "read_sectors", "write_sectors", "discards",
                "flushes", "ssd_flush_errors"]
 _names = itertools.count()
