@@ -13,7 +13,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 MDIR := $(CURDIR)/dm-hottier
 W ?= 1
 
-.PHONY: all modules install clean setup check demo kunit static guest-test dkms-test host-test
+.PHONY: all modules install clean distclean setup check demo kunit static guest-test dkms-test host-test
 
 all: modules
 
@@ -27,6 +27,8 @@ install: modules
 
 clean:
 	@test ! -f "$(KDIR)/Makefile" || $(MAKE) -C $(KDIR) M=$(MDIR) clean
+
+distclean: clean
 	rm -rf results
 
 setup:

@@ -26,7 +26,7 @@ const char *hottier_discard_name(enum hottier_discard discard)
 {
 	return discard_names[discard];
 }
-HOTTIER_EXPORT_FOR_KUNIT(hottier_discard_name);
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_discard_name);
 
 static int parse_discard(const char *value, struct hottier_args *args)
 {
@@ -46,22 +46,12 @@ static const struct hottier_key_desc keys[HOTTIER_NR_KEYS] = {
 	},
 };
 
-static int parse_u64(const char *arg, u64 *value)
-{
-	unsigned long long v;
-	char dummy;
-
-	if (sscanf(arg, "%llu%c", &v, &dummy) != 1)
-		return -EINVAL;
-	*value = v;
-	return 0;
-}
-
 static int parse_extent_size(const char *arg, u64 *extent, char **error)
 {
 	u64 v;
 
-	if (parse_u64(arg, &v)) {
+	/* Base 10 only; refuses signs other than '+', junk and overflow. */
+	if (kstrtou64(arg, 10, &v)) {
 		*error = "Invalid extent size: not a number";
 		return -EINVAL;
 	}
@@ -92,9 +82,8 @@ static int parse_optional(unsigned int argc, char **argv,
 {
 	unsigned long seen = 0;
 	unsigned int count, i;
-	char dummy;
 
-	if (sscanf(argv[0], "%u%c", &count, &dummy) != 1) {
+	if (kstrtouint(argv[0], 10, &count)) {
 		*error = "Invalid optional argument count";
 		return -EINVAL;
 	}
@@ -143,7 +132,7 @@ int hottier_parse_args(unsigned int argc, char **argv,
 
 	set_defaults(args);
 	if (argc < HOTTIER_NR_POSITIONAL) {
-		*error = "Not enough arguments: <hdd_dev> <ssd_dev> <extent_sectors> [<#args> <key> <value>...]";
+		*error = "Not enough arguments (need <hdd_dev> <ssd_dev> <extent_sectors>)";
 		return -EINVAL;
 	}
 	args->hdd_path = argv[0];
@@ -162,7 +151,7 @@ int hottier_parse_args(unsigned int argc, char **argv,
 	return parse_optional(argc - HOTTIER_NR_POSITIONAL,
 			      argv + HOTTIER_NR_POSITIONAL, args, error);
 }
-HOTTIER_EXPORT_FOR_KUNIT(hottier_parse_args);
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_parse_args);
 
 /* Sizes in sectors: the target's length, then each member device's. */
 int hottier_check_geometry(u64 target_len, u64 hdd_sectors, u64 ssd_sectors,
@@ -178,4 +167,4 @@ int hottier_check_geometry(u64 target_len, u64 hdd_sectors, u64 ssd_sectors,
 	}
 	return 0;
 }
-HOTTIER_EXPORT_FOR_KUNIT(hottier_check_geometry);
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_check_geometry);

@@ -12,7 +12,7 @@
 
 /* Extent size bounds, in 512-byte sectors: 32 KiB .. 1 GiB. */
 #define HOTTIER_MIN_EXTENT_SECTORS	64ULL
-#define HOTTIER_MAX_EXTENT_SECTORS	(1ULL << 21)
+#define HOTTIER_MAX_EXTENT_SECTORS	2097152ULL
 
 /* Positional arguments: <hdd_dev> <ssd_dev> <extent_sectors>. */
 #define HOTTIER_NR_POSITIONAL		3

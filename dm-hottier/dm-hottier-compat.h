@@ -16,17 +16,22 @@
  * is built as a separate module that calls them.
  */
 #if IS_MODULE(CONFIG_DM_HOTTIER_KUNIT_TEST)
-#define HOTTIER_EXPORT_FOR_KUNIT(sym)	EXPORT_SYMBOL_GPL(sym)
+#define EXPORT_SYMBOL_FOR_HOTTIER_TESTS(sym)	EXPORT_SYMBOL_GPL(sym)
 #else
-#define HOTTIER_EXPORT_FOR_KUNIT(sym)
+#define EXPORT_SYMBOL_FOR_HOTTIER_TESTS(sym)
 #endif
 
-/* A queue that offers no discard: every discard limit is zero. */
-static inline void hottier_limits_disable_discard(struct queue_limits *limits)
+/*
+ * Discard limits of a stacked queue. 6.1 stacks max_discard_sectors itself;
+ * from 6.10 it is derived from max_hw_discard_sectors: set both.
+ */
+static inline void hottier_limits_set_discard(struct queue_limits *limits,
+					      unsigned int max_sectors,
+					      unsigned int granularity)
 {
-	limits->max_discard_sectors = 0;
-	limits->max_hw_discard_sectors = 0;
-	limits->discard_granularity = 0;
+	limits->max_discard_sectors = max_sectors;
+	limits->max_hw_discard_sectors = max_sectors;
+	limits->discard_granularity = granularity;
 }
 
 #endif /* DM_HOTTIER_COMPAT_H */

@@ -70,9 +70,7 @@ struct hottier {
 	atomic64_t stats[HOTTIER_NR_STATS];
 };
 
-/*----------------------------------------------------------------
- * Claims
- *--------------------------------------------------------------*/
+/* Claims */
 
 static bool claim_conflicts(const struct hottier_claim *c, dev_t dev)
 {
@@ -119,9 +117,7 @@ static void release_devices(struct hottier *ht)
 	mutex_unlock(&claims_lock);
 }
 
-/*----------------------------------------------------------------
- * Constructor and destructor
- *--------------------------------------------------------------*/
+/* Constructor and destructor */
 
 /* Copes with a partly built object, so the constructor has one error path. */
 static void hottier_destroy(struct hottier *ht)
@@ -137,15 +133,17 @@ static void hottier_destroy(struct hottier *ht)
 static int get_devices(struct hottier *ht, char **error)
 {
 	struct dm_target *ti = ht->ti;
-	fmode_t mode = dm_table_get_mode(ti->table);
 	int r;
 
-	r = dm_get_device(ti, ht->args.hdd_path, mode, &ht->hdd);
+	/* The mode's type changed in 6.5 (blk_mode_t): pass it straight on. */
+	r = dm_get_device(ti, ht->args.hdd_path, dm_table_get_mode(ti->table),
+			  &ht->hdd);
 	if (r) {
 		*error = "Error opening HDD device";
 		return r;
 	}
-	r = dm_get_device(ti, ht->args.ssd_path, mode, &ht->ssd);
+	r = dm_get_device(ti, ht->args.ssd_path, dm_table_get_mode(ti->table),
+			  &ht->ssd);
 	if (r) {
 		*error = "Error opening SSD device";
 		return r;
@@ -165,8 +163,11 @@ static void init_target(struct hottier *ht)
 
 	ti->num_flush_bios = HOTTIER_NR_FLUSH_BIOS;
 	ti->flush_supported = true;
-	if (ht->args.discard == HOTTIER_DISCARD_PASSDOWN)
+	if (ht->args.discard == HOTTIER_DISCARD_PASSDOWN) {
 		ti->num_discard_bios = 1;
+		/* The HDD alone takes discards: see hottier_io_hints(). */
+		ti->discards_supported = true;
+	}
 	ti->num_write_zeroes_bios = 1;
 }
 
@@ -221,9 +222,7 @@ static void hottier_dtr(struct dm_target *ti)
 	hottier_destroy(ti->private);
 }
 
-/*----------------------------------------------------------------
- * I/O
- *--------------------------------------------------------------*/
+/* I/O */
 
 static void stat_add(struct hottier *ht, enum hottier_stat s, u64 v)
 {
@@ -296,9 +295,7 @@ static int hottier_end_io(struct dm_target *ti, struct bio *bio,
 	return DM_ENDIO_DONE;
 }
 
-/*----------------------------------------------------------------
- * Status, messages, limits
- *--------------------------------------------------------------*/
+/* Status, messages, limits */
 
 /*
  * Status INFO fields, in order (Documentation/hottier.rst):
@@ -372,12 +369,21 @@ static int hottier_iterate_devices(struct dm_target *ti,
 	return fn(ti, ht->ssd, 0, bdev_nr_sectors(ht->ssd->bdev), data);
 }
 
+/*
+ * Both members are stacked into the limits (reads will go to the SSD), but
+ * discards go to the HDD alone: its discard limits apply, whatever the SSD
+ * supports.
+ */
 static void hottier_io_hints(struct dm_target *ti, struct queue_limits *limits)
 {
 	struct hottier *ht = ti->private;
+	struct block_device *hdd = ht->hdd->bdev;
 
-	if (ht->args.discard == HOTTIER_DISCARD_IGNORE)
-		hottier_limits_disable_discard(limits);
+	if (ht->args.discard == HOTTIER_DISCARD_PASSDOWN)
+		hottier_limits_set_discard(limits, bdev_max_discard_sectors(hdd),
+					   bdev_discard_granularity(hdd));
+	else
+		hottier_limits_set_discard(limits, 0, 0);
 }
 
 static struct target_type hottier_target = {

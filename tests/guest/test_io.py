@@ -153,6 +153,27 @@ def test_discard_ignore_hides_discard(pair):
         assert int(open(q).read()) > 0
 
 
+def discard_max_bytes(dev):
+    with open(f"/sys/block/{kname(dev)}/queue/discard_max_bytes") as f:
+        return int(f.read())
+
+
+def test_discard_needs_only_the_hdd(hottier_module):
+    """Discards go to the HDD alone: an SSD without discard does not hide
+    it, an HDD without discard does."""
+    with devices.fast(unique("hdd"), 256) as h, \
+         devices.fast(unique("ssd"), 64, discard=False) as s:
+        with devices.DmDevice(unique("ht"),
+                              hottier_table(h.path, s.path)) as d:
+            assert discard_max_bytes(d) > 0
+            subprocess.run(["blkdiscard", "-l", "4M", d.path], check=True)
+    with devices.fast(unique("hdd"), 256, discard=False) as h, \
+         devices.fast(unique("ssd"), 64) as s:
+        with devices.DmDevice(unique("ht"),
+                              hottier_table(h.path, s.path)) as d:
+            assert discard_max_bytes(d) == 0
+
+
 def test_limits_stack_over_both_members(hottier_module):
     """Reads will go to the SSD: its 4 KiB logical blocks bind the target."""
     with devices.fast(unique("hdd"), 256) as h, \

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# The kernel matrix: the module is built and tested against each kernel
+# users run.
+#
+#   scripts/matrix.sh list            tiers and the kernel each one uses
+#   scripts/matrix.sh build TIER      build the module (W=1, zero warnings)
+#   scripts/matrix.sh guest TIER      run the tier's tests in one guest boot
+#   scripts/matrix.sh all             build and test every tier
+#
+# Tiers:
+#   6.1        Debian 12's kernel (linux-image-amd64)           full guest suite
+#   6.12       6.12 LTS for Debian 12 (bookworm-backports)      full guest suite
+#   7.2-debug  Debian's linux-source-7.2 built with KASAN, lockdep,
+#              kmemleak and KUnit (scripts/debug-kernel.sh)     KUnit + smoke
+#                                                               and race tests
+# Each stage ends with one line "<stage>-<tier>: N passed, N failed".
+# To add a kernel: a tier name here, its version or build in tier_*(), its
+# tests and time budget in tier_tests()/tier_timeout(), and its packages in
+# scripts/setup.sh.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+results=${HOTTIER_RESULTS:-$repo/results}/matrix
+TIERS=(6.1 6.12 7.2-debug)
+
+# The newest installed kernel matching a glob, with headers and an image.
+newest_kver() {
+	local d v best=
+	for d in /lib/modules/$1/; do
+		v=$(basename "$d")
+		[ -f "$d/build/Makefile" ] && [ -f "/boot/vmlinuz-$v" ] || continue
+		best=$v
+	done
+	printf '%s\n' "$best" | sort -V | tail -1
+}
+
+debug_kdir() {
+	scripts/debug-kernel.sh | tail -1
+}
+
+# KDIR for a tier (the debug tier's tree is built on first use).
+tier_kdir() {
+	case "$1" in
+	6.1) echo "/lib/modules/$(newest_kver '6.1.*-amd64')/build" ;;
+	6.12) echo "/lib/modules/$(newest_kver '6.12.*+deb12-amd64')/build" ;;
+	7.2-debug) debug_kdir ;;
+	*) return 1 ;;
+	esac
+}
+
+tier_kernel_args() {
+	case "$1" in
+	6.1) echo "--kver $(newest_kver '6.1.*-amd64')" ;;
+	6.12) echo "--kver $(newest_kver '6.12.*+deb12-amd64')" ;;
+	7.2-debug) echo "--kernel $(debug_kdir)/arch/x86/boot/bzImage --memory 4G" ;;
+	esac
+}
+
+tier_tests() {
+	case "$1" in
+	7.2-debug)
+		# KASAN and lockdep under TCG are slow: smoke and race tests.
+		echo tests/guest/test_table.py tests/guest/test_io.py \
+			tests/guest/test_fs_fio.py::test_suspend_resume_and_reload_under_fio_keep_data
+		;;
+	*) echo tests/guest ;;
+	esac
+}
+
+tier_timeout() {
+	case "$1" in
+	7.2-debug) echo 2700 ;;
+	*) echo 1500 ;;
+	esac
+}
+
+known_tier() {
+	local t
+	for t in "${TIERS[@]}"; do [ "$t" = "$1" ] && return 0; done
+	echo "matrix: unknown tier '$1' (tiers: ${TIERS[*]})" >&2
+	return 1
+}
+
+# Build in a copy of the sources: one out-of-tree build directory per
+# kernel, so tiers never share object files.
+build() {
+	local tier=$1 kdir out src log rc extra=()
+	kdir=$(tier_kdir "$tier")
+	out=$results/$tier
+	src=$out/src
+	log=$out/build.log
+	if [ ! -f "$kdir/Makefile" ]; then
+		echo "matrix: no kernel tree for tier $tier ($kdir): run scripts/setup.sh"
+		echo "build-$tier: 0 passed, 1 failed"
+		return 1
+	fi
+	rm -rf "$src"
+	mkdir -p "$src"
+	cp dm-hottier/*.c dm-hottier/*.h dm-hottier/Kbuild "$src/"
+	# A kernel with KUnit also gets the test module.
+	grep -q '^CONFIG_KUNIT=y' "$kdir/.config" 2>/dev/null && extra=(HOTTIER_KUNIT=1)
+	echo "matrix: building for $tier against $kdir ${extra[*]}"
+	make -C "$kdir" M="$src" W=1 "${extra[@]}" modules > "$log" 2>&1
+	rc=$?
+	cat "$log"
+	if [ $rc != 0 ] || [ ! -f "$src/dm-hottier.ko" ]; then
+		echo "build-$tier: 0 passed, 1 failed"
+		return 1
+	fi
+	if grep -E 'warning:|error:' "$log" >/dev/null; then
+		echo "matrix: W=1 warnings building for $tier"
+		echo "build-$tier: 0 passed, 1 failed"
+		return 1
+	fi
+	echo "build-$tier: 1 passed, 0 failed"
+}
+
+# Counts from the guest's JUnit XML and KTAP, one line.
+count_results() {
+	python3 scripts/count-results.py "$@"
+}
+
+guest() {
+	local tier=$1 out src rc=0 args kunit=
+	out=$results/$tier
+	src=$out/src
+	if [ ! -f "$src/dm-hottier.ko" ]; then
+		echo "matrix: tier $tier is not built"
+		echo "guest-$tier: 0 passed, 1 failed"
+		return 1
+	fi
+	[ -f "$src/dm-hottier-test.ko" ] && kunit=$src/dm-hottier-test.ko
+	read -r -a args <<<"$(tier_kernel_args "$tier")"
+	rm -rf "$out/guest"
+	# shellcheck disable=SC2046
+	HOTTIER_MODULE=$src/dm-hottier.ko HOTTIER_KUNIT_MODULE=$kunit \
+	HOTTIER_VM_APPEND="null_blk.nr_devices=0" \
+		scripts/vm-run.sh "${args[@]}" --results "$out/guest" \
+		--timeout "$(tier_timeout "$tier")" -- \
+		scripts/guest-suite.sh $(tier_tests "$tier") || rc=$?
+	count_results "guest-$tier" "$rc" "$out/guest/junit.xml" \
+		${kunit:+"$out/guest/kunit.ktap"}
+}
+
+case "${1:-}" in
+list)
+	for t in "${TIERS[@]}"; do
+		case "$t" in
+		7.2-debug) echo "$t: linux-source-7.2 debug build (scripts/debug-kernel.sh)" ;;
+		*) echo "$t: $(basename "$(dirname "$(tier_kdir "$t")")")" ;;
+		esac
+	done
+	;;
+build | guest)
+	[ $# = 2 ] && known_tier "$2" || { echo "usage: $0 $1 TIER" >&2; exit 2; }
+	"$1" "$2"
+	;;
+all)
+	fail=0
+	for t in "${TIERS[@]}"; do
+		build "$t" || fail=1
+		guest "$t" || fail=1
+	done
+	exit $fail
+	;;
+*)
+	sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+	exit 2
+	;;
+esac
