@@ -13,7 +13,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 MDIR := $(CURDIR)/dm-hottier
 W ?= 1
 
-.PHONY: all modules install clean distclean setup check demo kunit static guest-test dkms-test host-test
+.PHONY: all modules install clean distclean setup check demo kunit static guest-test dkms-test host-test matrix debug-kernel
 
 all: modules
 
@@ -21,8 +21,10 @@ modules:
 	@test -f "$(KDIR)/Makefile" || { echo "no kernel build tree at '$(KDIR)': run 'make setup' or set KDIR/KVER" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(MDIR) W=$(W) modules
 
+# Debian's headers carry no signing key: signing is left to the user (DKMS
+# signs with its own MOK key). Newer kernels compress the installed .ko.
 install: modules
-	$(MAKE) -C $(KDIR) M=$(MDIR) INSTALL_MOD_DIR=updates modules_install
+	$(MAKE) -C $(KDIR) M=$(MDIR) INSTALL_MOD_DIR=updates CONFIG_MODULE_SIG_ALL= modules_install
 	depmod -a $(KVER)
 
 clean:
@@ -48,7 +50,14 @@ host-test:
 	python3 -m pytest -p no:cacheprovider -q tests/host
 
 dkms-test:
-	scripts/dkms-test.sh $(KVER)
+	scripts/dkms-test.sh
+
+# Build against every kernel of the matrix and run each one's guest suite.
+matrix:
+	scripts/matrix.sh all
+
+debug-kernel:
+	scripts/debug-kernel.sh
 
 check:
 	scripts/check.sh

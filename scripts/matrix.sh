@@ -99,6 +99,9 @@ build() {
 	cp dm-hottier/*.c dm-hottier/*.h dm-hottier/Kbuild "$src/"
 	# A kernel with KUnit also gets the test module.
 	grep -q '^CONFIG_KUNIT=y' "$kdir/.config" 2>/dev/null && extra=(HOTTIER_KUNIT=1)
+	# Build with the compiler the kernel was built with (it records it).
+	grep -q '^CONFIG_CC_VERSION_TEXT="gcc-12 ' "$kdir/.config" 2>/dev/null &&
+		extra+=(CC=gcc-12)
 	echo "matrix: building for $tier against $kdir ${extra[*]}"
 	make -C "$kdir" M="$src" W=1 "${extra[@]}" modules > "$log" 2>&1
 	rc=$?

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# DKMS and `make install` against installed kernel headers, leaving nothing
+# behind. With no argument: every installed kernel with headers (the
+# matrix's Debian kernels). Ends with "dkms: N passed, N failed".
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+name=dm-hottier
+ver=$(cat "$repo/VERSION")
+usrsrc=/usr/src/$name-$ver
+passed=0
+failed=0
+ok() { echo "PASS $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+
+cleanup() {
+	dkms remove -m "$name" -v "$ver" --all >/dev/null 2>&1 || true
+	rm -rf "$usrsrc"
+}
+trap cleanup EXIT
+
+if [ $# -gt 0 ]; then
+	kvers=("$@")
+else
+	kvers=()
+	for d in /lib/modules/*/build; do
+		[ -f "$d/Makefile" ] && kvers+=("$(basename "$(dirname "$d")")")
+	done
+fi
+
+# dkms.conf's version is the VERSION file's.
+conf_ver=$(sed -nE 's/^PACKAGE_VERSION="?([^"]*)"?/\1/p' "$repo/dkms.conf")
+if [ "$conf_ver" = "$ver" ]; then
+	ok dkms_conf_version_matches
+else
+	bad dkms_conf_version_matches "dkms.conf has $conf_ver, VERSION has $ver"
+fi
+
+# The tree as git sees it (tracked and new files), without build products.
+cleanup
+mkdir -p "$usrsrc"
+(cd "$repo" && git ls-files -co --exclude-standard -z | grep -zv '^results/' |
+	xargs -0 cp --parents -t "$usrsrc")
+if dkms add -m "$name" -v "$ver" >/dev/null; then
+	ok dkms_add
+else
+	bad dkms_add "dkms add failed"
+fi
+
+for k in "${kvers[@]}"; do
+	ko=/var/lib/dkms/$name/$ver/$k/x86_64/module/$name.ko
+	if dkms build -m "$name" -v "$ver" -k "$k" >/dev/null 2>&1 &&
+		ls "$ko"* >/dev/null 2>&1; then
+		vm=$(modinfo -F vermagic "$(ls "$ko"* | head -1)" | cut -d' ' -f1)
+		if [ "$vm" = "$k" ]; then
+			ok "dkms_build_$k"
+		else
+			bad "dkms_build_$k" "vermagic $vm"
+		fi
+	else
+		bad "dkms_build_$k" "$(tail -5 /var/lib/dkms/$name/$ver/build/make.log 2>/dev/null)"
+	fi
+	if dkms install -m "$name" -v "$ver" -k "$k" --force >/dev/null 2>&1 &&
+		modinfo -k "$k" -n "$name" 2>/dev/null | grep -q "/updates/"; then
+		ok "dkms_install_$k"
+	else
+		bad "dkms_install_$k" "not found under /lib/modules/$k/updates"
+	fi
+done
+
+cleanup
+left=$(dkms status -m "$name" 2>/dev/null)
+found=$(find /lib/modules/*/updates -name "$name.ko*" 2>/dev/null)
+if [ -z "$left" ] && [ -z "$found" ]; then
+	ok dkms_remove_leaves_nothing
+else
+	bad dkms_remove_leaves_nothing "$left $found"
+fi
+
+# make install: into /lib/modules/<ver>/updates, then depmod finds it.
+for k in "${kvers[@]}"; do
+	tmp=$(mktemp -d)
+	(cd "$repo" && git ls-files -co --exclude-standard -z | grep -zv '^results/' |
+		xargs -0 cp --parents -t "$tmp")
+	if make -C "$tmp" KVER="$k" install >/dev/null 2>&1 &&
+		ls "/lib/modules/$k/updates/$name.ko"* >/dev/null 2>&1 &&
+		modinfo -k "$k" -n "$name" | grep -q "/updates/$name.ko"; then
+		ok "make_install_$k"
+	else
+		bad "make_install_$k" "module not installed under /lib/modules/$k/updates"
+	fi
+	rm -f "/lib/modules/$k/updates/$name.ko"*
+	depmod -a "$k"
+	rm -rf "$tmp"
+done
+
+echo "dkms: $passed passed, $failed failed"
+[ "$failed" = 0 ]
