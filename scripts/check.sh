@@ -88,7 +88,6 @@ total_start=$(date +%s)
 stage setup setup_stage
 stage static scripts/static-checks.sh
 stage kunit scripts/kunit.sh
-stage dkms scripts/dkms-test.sh
 stage host host_stage
 stage runner scripts/test-vm-runner.sh
 # The kernel matrix (scripts/matrix.sh): W=1 build and guest suite per kernel.
@@ -98,6 +97,8 @@ stage build-6.12 scripts/matrix.sh build 6.12
 stage guest-6.12 scripts/matrix.sh guest 6.12
 stage kernel-7.2-debug debug_kernel_stage
 stage build-7.2-debug scripts/matrix.sh build 7.2-debug
+# DKMS against every kernel of the matrix, the 7.2 debug tree included.
+stage dkms scripts/dkms-test.sh
 stage guest-7.2-debug scripts/matrix.sh guest 7.2-debug
 
 echo

@@ -6,7 +6,10 @@
 # config hash, so only a cold machine pays the build.
 #
 # Prints the build directory on its last line (for KDIR= and vm-run --kernel).
+# With --cached: print it only if it is built already, else fail; never build.
 set -euo pipefail
+cached_only=0
+[ "${1:-}" = --cached ] && cached_only=1
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${HOTTIER_CACHE:-$HOME/.cache/dm-hottier}
 sid=$cache/apt-sid
@@ -31,6 +34,14 @@ fetch_source_deb() {
 	ls "$sid"/linux-source-7.2_*_all.deb | sort -V | tail -1
 }
 
+if [ "$cached_only" = 1 ]; then
+	key=$(sha256sum < "$frag" | cut -c1-12)
+	for d in "$cache"/kbuild-7.2-*-"$key"; do
+		[ -f "$d/.built" ] && { echo "$d"; exit 0; }
+	done
+	exit 1
+fi
+
 deb=$(fetch_source_deb)
 ver=$(basename "$deb" | sed -E 's/linux-source-7.2_([^_]+)_all.deb/\1/')
 src=$cache/src-$ver/linux-source-7.2
@@ -45,7 +56,7 @@ if [ ! -f "$src/Makefile" ]; then
 	rm -rf "$tmp"
 fi
 
-key=$(cat "$frag" | sha256sum | cut -c1-12)
+key=$(sha256sum < "$frag" | cut -c1-12)
 out=$cache/kbuild-7.2-$ver-$key
 if [ -f "$out/.built" ]; then
 	log "reusing $out"

@@ -67,6 +67,20 @@ for k in "${kvers[@]}"; do
 	fi
 done
 
+# A kernel built from source (the matrix's 7.2 debug tier, once built):
+# dkms builds against its tree; nothing is installed for it.
+if dbg=$("$repo/scripts/debug-kernel.sh" --cached 2>/dev/null); then
+	k=$(cat "$dbg/include/config/kernel.release")
+	ko=/var/lib/dkms/$name/$ver/$k/x86_64/module/$name.ko
+	if dkms build -m "$name" -v "$ver" -k "$k" --kernelsourcedir "$dbg" \
+		>/dev/null 2>&1 && ls "$ko"* >/dev/null 2>&1 &&
+		[ "$(modinfo -F vermagic "$(ls "$ko"* | head -1)" | cut -d' ' -f1)" = "$k" ]; then
+		ok "dkms_build_$k"
+	else
+		bad "dkms_build_$k" "$(tail -5 /var/lib/dkms/$name/$ver/build/make.log 2>/dev/null)"
+	fi
+fi
+
 cleanup
 left=$(dkms status -m "$name" 2>/dev/null)
 found=$(find /lib/modules/*/updates -name "$name.ko*" 2>/dev/null)

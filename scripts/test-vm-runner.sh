@@ -48,5 +48,26 @@ if ! pgrep -f "qemu-system.*$res/timeout" >/dev/null; then
 else
 	bad no_guest_left_after_timeout "qemu still running"
 fi
+# A file-backed virtio disk keeps its data across a guest restart.
+img=$res/persist.img
+rm -f "$img"
+truncate -s 64M "$img"
+stamp="hottier-$$-$(date +%s)"
+pyw="import sys; sys.path.insert(0, '$PWD/tests/lib'); import devices, os
+p = devices.virtio_disk('persist')
+with open(p, 'r+b') as f: f.write(b'$stamp'); os.fsync(f.fileno())"
+pyr="import sys; sys.path.insert(0, '$PWD/tests/lib'); import devices
+print(open(devices.virtio_disk('persist'), 'rb').read(${#stamp}).decode())"
+scripts/vm-run.sh --results "$res/disk1" --disk "persist=$img" -- \
+	/usr/bin/python3 -c "$pyw" > "$res.disk1.out" 2>&1
+scripts/vm-run.sh --results "$res/disk2" --disk "persist=$img" -- \
+	/usr/bin/python3 -c "$pyr" > "$res.disk2.out" 2>&1
+if grep -qx "$stamp" "$res.disk2.out"; then
+	ok virtio_disk_survives_guest_restart
+else
+	bad virtio_disk_survives_guest_restart "$(tail -n 3 "$res.disk1.out" "$res.disk2.out")"
+fi
+rm -f "$img"
+
 echo "runner: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -5,8 +5,9 @@
 #   scripts/vm-run.sh [--kver VER | --kernel IMAGE] [--results DIR] [--timeout SECS]
 #                     [--memory SIZE] [--disk NAME=FILE]... -- COMMAND...
 #
-# --disk attaches FILE as a virtio-scsi disk, /dev/disk/by-id/scsi-0virtme_disk_NAME
-# in the guest: data there survives a guest restart.
+# --disk attaches FILE (raw) as a virtio-blk disk whose serial is NAME
+# (tests/lib/devices.py virtio_disk(NAME) finds it): data there survives a
+# guest restart.
 #
 # The command's exit code is passed through. The guest's kernel log is saved
 # as DIR/kernel.log; the run fails if it shows an Oops, BUG, WARNING, KASAN,
@@ -29,7 +30,15 @@ while [ $# -gt 0 ]; do
 	--results) results=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--memory) memory=$2; shift 2 ;;
-	--disk) disks+=(--disk "$2"); shift 2 ;;
+	--disk)
+		dname=${2%%=*}
+		dfile=${2#*=}
+		[[ "$dname" =~ ^[A-Za-z0-9_-]{1,20}$ ]] && [ -f "$dfile" ] || {
+			echo "vm-run: --disk wants NAME=FILE (NAME: up to 20 of [A-Za-z0-9_-]), got '$2'" >&2
+			exit 2
+		}
+		disks+=("--qemu-opts=-drive if=none,id=hd-$dname,format=raw,file=$(realpath "$dfile") -device virtio-blk-pci,drive=hd-$dname,serial=$dname")
+		shift 2 ;;
 	--) shift; break ;;
 	*) echo "vm-run: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -54,11 +63,20 @@ append+=" ${HOTTIER_VM_APPEND:-}"
 
 # The guest runs guest-init.sh, which captures the kernel log and runs the
 # command with the results directory and the caller's HOTTIER_* variables
-# (HOTTIER_MODULE, for instance) in its environment.
-cmd=$(printf '%q ' "$@")
-env=$(env | grep -E '^HOTTIER_[A-Z_]+=' | grep -vE '^HOTTIER_(RESULTS|VM_[A-Z_]+)=' |
-	while IFS= read -r kv; do printf '%s=%q ' "${kv%%=*}" "${kv#*=}"; done)
-guest="HOTTIER_RESULTS=$(printf %q "$results") $env $here/guest-init.sh $cmd"
+# (HOTTIER_MODULE, for instance) in its environment. The command goes through
+# a bash script, so any argument (quotes, newlines) arrives unchanged.
+{
+	echo '#!/usr/bin/env bash'
+	env | { grep -E '^HOTTIER_[A-Z_]+=' || true; } |
+		{ grep -vE '^HOTTIER_(RESULTS|VM_[A-Z_]+)=' || true; } |
+		while IFS= read -r kv; do printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"; done
+	printf 'export HOTTIER_RESULTS=%q\n' "$results"
+	printf 'cd %q\n' "$PWD"
+	printf 'exec %q' "$here/guest-init.sh"
+	printf ' %q' "$@"
+	echo
+} > "$results/.guest-command"
+guest="bash $(printf %q "$results/.guest-command")"
 
 rc=0
 timeout -k 20 "$timeout" vng --run "$kernel" "${accel[@]}" --force-9p \

@@ -135,12 +135,21 @@ def fast(name, size_mb, **kw):
     return NullBlk(name, size_mb, **kw)
 
 
-def virtio_disk(name):
-    """The path of a file-backed disk given to vm-run.sh as --disk NAME=FILE
-    (virtme-ng attaches it over virtio-scsi with NAME as its serial)."""
-    path = f"/dev/disk/by-id/scsi-0virtme_disk_{name}"
-    wait_for(path)
-    return os.path.realpath(path)
+def virtio_disk(name, timeout=10.0):
+    """The device node of a file-backed disk given to vm-run.sh as
+    --disk NAME=FILE: a virtio-blk disk whose serial is NAME."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for blk in sorted(os.listdir("/sys/block")):
+            serial = os.path.join("/sys/block", blk, "serial")
+            if os.path.exists(serial):
+                with open(serial) as f:
+                    if f.read().strip() == name:
+                        wait_for(f"/dev/{blk}")
+                        return f"/dev/{blk}"
+        if time.monotonic() > deadline:
+            raise FileNotFoundError(f"no virtio disk with serial {name}")
+        time.sleep(0.1)
 
 
 class DmDevice:
