@@ -74,19 +74,30 @@ def test_badblocks_fail_reads_with_a_media_error():
         assert read_at(d.path, 2048) == 4096
 
 
+# dm-delay releases bios on jiffies: each one may leave up to a jiffy early
+# (10 ms at the lowest HZ, 100), so N reads delayed by D ms take at least
+# N * (D - 10) ms.
+DELAY_MS = 50
+JIFFY_MS = 10
+
+
 def test_dm_delay_slows_every_read():
     with devices.fast(unique("base"), 64) as base, \
-         devices.delay(unique("dly"), base.path, 20) as d:
-        assert timed_reads(d.path, 10) >= 0.2
+         devices.delay(unique("dly"), base.path, DELAY_MS) as d:
+        undelayed = timed_reads(base.path, 10)
+        delayed = timed_reads(d.path, 10, stride=(1 << 20) + 4096)
+        assert delayed >= 10 * (DELAY_MS - JIFFY_MS) / 1000
+        assert delayed - undelayed >= 0.3
 
 
 def test_dm_delay_table_reload_changes_the_delay():
     with devices.fast(unique("base"), 64) as base, \
          devices.delay(unique("dly"), base.path, 0) as d:
         fast = timed_reads(d.path, 10)
-        d.reload(devices.delay_table(base.path, 30))
+        d.reload(devices.delay_table(base.path, DELAY_MS))
         slow = timed_reads(d.path, 10, stride=(1 << 20) + 4096)
-        assert slow >= 0.3 and slow > fast
+        assert slow >= 10 * (DELAY_MS - JIFFY_MS) / 1000
+        assert slow - fast >= 0.3
 
 
 def test_dm_error_fails_all_io():
