@@ -74,7 +74,7 @@ static const struct args_case refusals[] = {
 	  -EINVAL, "Optional argument count does not match the arguments given" },
 	{ "zero count with words", "/dev/a /dev/b 2048 0 discard ignore",
 	  -EINVAL, "Optional argument count does not match the arguments given" },
-	{ "unknown key", "/dev/a /dev/b 2048 2 write_policy through", -EINVAL,
+	{ "unknown key", "/dev/a /dev/b 2048 2 colour blue", -EINVAL,
 	  "Unknown optional argument" },
 	{ "key in upper case", "/dev/a /dev/b 2048 2 DISCARD ignore", -EINVAL,
 	  "Unknown optional argument" },
@@ -181,13 +181,17 @@ struct geometry_case {
 };
 
 static const struct geometry_case geometries[] = {
-	{ "target as long as the HDD", 1 << 20, 1 << 20, 2048, 2048, 0, NULL },
-	{ "target shorter than the HDD", 4096, 1 << 20, 2048, 2048, 0, NULL },
+	{ "target as long as the HDD", 1 << 20, 1 << 20, 4096, 2048, 0, NULL },
+	{ "target shorter than the HDD", 4096, 1 << 20, 4096, 2048, 0, NULL },
 	{ "target one sector past the HDD", (1 << 20) + 1, 1 << 20, 1 << 20,
 	  2048, -EINVAL, "Target length exceeds the HDD's size" },
-	{ "SSD of exactly one extent", 1 << 20, 1 << 20, 2048, 2048, 0, NULL },
-	{ "SSD one sector short of an extent", 1 << 20, 1 << 20, 2047, 2048,
-	  -EINVAL, "SSD is too small to hold one extent" },
+	{ "SSD of metadata and one extent", 1 << 20, 1 << 20, 4096, 2048, 0,
+	  NULL },
+	{ "SSD one sector short of metadata and an extent", 1 << 20, 1 << 20,
+	  4095, 2048, -EINVAL,
+	  "SSD is too small to hold its metadata and one extent" },
+	{ "SSD of exactly one extent", 1 << 20, 1 << 20, 2048, 2048, -EINVAL,
+	  "SSD is too small to hold its metadata and one extent" },
 	{ "SSD larger than the HDD", 4096, 4096, 1 << 20, 64, 0, NULL },
 };
 
@@ -229,6 +233,3 @@ static struct kunit_suite hottier_args_suite = {
 };
 
 kunit_test_suites(&hottier_args_suite);
-
-MODULE_DESCRIPTION("KUnit tests for dm-hottier");
-MODULE_LICENSE("GPL");

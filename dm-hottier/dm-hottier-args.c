@@ -8,18 +8,33 @@
 #include "dm-hottier-compat.h"
 
 #include <linux/kernel.h>
+#include <linux/blkdev.h>
 #include <linux/log2.h>
+#include <linux/math64.h>
 #include <linux/string.h>
 
+/*
+ * A key is an enumeration (names[]) or a number in [min, max], stored in
+ * the u32 at offset in struct hottier_args.
+ */
 struct hottier_key_desc {
 	const char *name;
-	char *bad_value;		/* ti->error for a value that does not parse */
-	int (*parse)(const char *value, struct hottier_args *args);
+	char *bad_value;		/* error for a value that does not parse */
+	const char * const *names;	/* enumerations */
+	unsigned int nr_names;
+	u32 min, max;			/* numbers */
+	size_t offset;
+	bool table_only;		/* changed by a table reload only */
 };
 
 static const char * const discard_names[] = {
 	[HOTTIER_DISCARD_PASSDOWN] = "passdown",
 	[HOTTIER_DISCARD_IGNORE] = "ignore",
+};
+
+static const char * const write_policy_names[] = {
+	[HOTTIER_WRITE_THROUGH] = "through",
+	[HOTTIER_WRITE_AROUND] = "around",
 };
 
 const char *hottier_discard_name(enum hottier_discard discard)
@@ -28,23 +43,91 @@ const char *hottier_discard_name(enum hottier_discard discard)
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_discard_name);
 
-static int parse_discard(const char *value, struct hottier_args *args)
+const char *hottier_write_policy_name(enum hottier_write_policy policy)
 {
-	int i = match_string(discard_names, ARRAY_SIZE(discard_names), value);
+	return write_policy_names[policy];
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_write_policy_name);
 
-	if (i < 0)
+#define ENUM_KEY(_name, _names, _field, _error) {			\
+	.name = _name, .bad_value = _error, .names = _names,		\
+	.nr_names = ARRAY_SIZE(_names),					\
+	.offset = offsetof(struct hottier_args, _field) }
+#define NUM_KEY(_name, _field, _min, _max, _error) {			\
+	.name = _name, .bad_value = _error, .min = _min, .max = _max,	\
+	.offset = offsetof(struct hottier_args, _field) }
+
+static const struct hottier_key_desc keys[HOTTIER_NR_KEYS] = {
+	[HOTTIER_KEY_DISCARD] = ENUM_KEY("discard", discard_names, discard,
+		"Invalid discard value: expected passdown or ignore"),
+	[HOTTIER_KEY_WRITE_POLICY] = ENUM_KEY("write_policy",
+		write_policy_names, write_policy,
+		"Invalid write_policy value: expected through or around"),
+	[HOTTIER_KEY_PROMOTE_THRESHOLD] = NUM_KEY("promote_threshold",
+		promote_threshold, 1, 1000000,
+		"Invalid promote_threshold: expected 1 to 1000000 reads"),
+	[HOTTIER_KEY_SEQUENTIAL_CUTOFF_KB] = NUM_KEY("sequential_cutoff_kb",
+		sequential_cutoff_kb, 0, 4194304,
+		"Invalid sequential_cutoff_kb: expected 0 to 4194304"),
+	[HOTTIER_KEY_HEAT_HALFLIFE_MS] = NUM_KEY("heat_halflife_ms",
+		heat_halflife_ms, 100, 86400000,
+		"Invalid heat_halflife_ms: expected 100 to 86400000"),
+	[HOTTIER_KEY_MAX_MIGRATIONS] = NUM_KEY("max_migrations",
+		max_migrations, 1, HOTTIER_MAX_MIGRATIONS,
+		"Invalid max_migrations: expected 1 to 64"),
+	[HOTTIER_KEY_MIGRATION_MBPS] = NUM_KEY("migration_mbps",
+		migration_mbps, 0, 1000000,
+		"Invalid migration_mbps: expected 0 (unlimited) to 1000000"),
+	[HOTTIER_KEY_MAX_TRACKED] = {
+		.name = "max_tracked", .min = 0, .max = 1U << 26,
+		.offset = offsetof(struct hottier_args, max_tracked),
+		.bad_value = "Invalid max_tracked: expected 0 (auto) or 16 to 67108864",
+		.table_only = true },
+};
+
+const char *hottier_key_name(enum hottier_key key)
+{
+	return keys[key].name;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_key_name);
+
+static u32 *key_field(struct hottier_args *args, const struct hottier_key_desc *k)
+{
+	return (u32 *)((char *)args + k->offset);
+}
+
+static int parse_value(const struct hottier_key_desc *k, const char *value,
+		       u32 *v)
+{
+	int i;
+
+	if (k->names) {
+		i = match_string(k->names, k->nr_names, value);
+		if (i < 0)
+			return -EINVAL;
+		*v = i;
+		return 0;
+	}
+	if (kstrtou32(value, 10, v) || *v < k->min || *v > k->max)
 		return -EINVAL;
-	args->discard = i;
+	/* max_tracked: 0 means automatic, else at least one set's worth. */
+	if (k == &keys[HOTTIER_KEY_MAX_TRACKED] && *v && *v < 16)
+		return -EINVAL;
 	return 0;
 }
 
-static const struct hottier_key_desc keys[HOTTIER_NR_KEYS] = {
-	[HOTTIER_KEY_DISCARD] = {
-		.name = "discard",
-		.bad_value = "Invalid discard value: expected passdown or ignore",
-		.parse = parse_discard,
-	},
-};
+/* The value as the table line prints it. */
+int hottier_format_value(const struct hottier_args *args, enum hottier_key key,
+			 char *buf, size_t len)
+{
+	const struct hottier_key_desc *k = &keys[key];
+	u32 v = *key_field((struct hottier_args *)args, k);
+
+	if (k->names)
+		return scnprintf(buf, len, "%s", k->names[v]);
+	return scnprintf(buf, len, "%u", v);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_format_value);
 
 static int parse_extent_size(const char *arg, u64 *extent, char **error)
 {
@@ -107,7 +190,7 @@ static int parse_optional(unsigned int argc, char **argv,
 			*error = "Optional argument given twice";
 			return -EINVAL;
 		}
-		if (keys[k].parse(argv[i + 1], args)) {
+		if (parse_value(&keys[k], argv[i + 1], key_field(args, &keys[k]))) {
 			*error = keys[k].bad_value;
 			return -EINVAL;
 		}
@@ -119,6 +202,13 @@ static void set_defaults(struct hottier_args *args)
 {
 	memset(args, 0, sizeof(*args));
 	args->discard = HOTTIER_DISCARD_PASSDOWN;
+	args->write_policy = HOTTIER_WRITE_THROUGH;
+	args->promote_threshold = 4;
+	args->sequential_cutoff_kb = 4096;
+	args->heat_halflife_ms = 60000;
+	args->max_migrations = 4;
+	args->migration_mbps = 0;
+	args->max_tracked = 0;
 }
 
 /*
@@ -153,16 +243,70 @@ int hottier_parse_args(unsigned int argc, char **argv,
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_parse_args);
 
+/*
+ * A key set at runtime (a "<key> <value>" message): same names and bounds
+ * as the table line; a bad value leaves @args unchanged.
+ */
+int hottier_set_key(struct hottier_args *args, const char *key,
+		    const char *value, bool runtime, char **error)
+{
+	int k = find_key(key);
+	u32 v;
+
+	if (k < 0) {
+		*error = "Unknown optional argument";
+		return -EINVAL;
+	}
+	if (runtime && keys[k].table_only) {
+		*error = "This key is set by a table reload only";
+		return -EINVAL;
+	}
+	if (parse_value(&keys[k], value, &v)) {
+		*error = keys[k].bad_value;
+		return -EINVAL;
+	}
+	*key_field(args, &keys[k]) = v;
+	return 0;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_set_key);
+
+/* The metadata area holds a map entry for every slot the SSD could hold. */
+void hottier_layout(u64 ssd_sectors, u64 extent_sectors,
+		    struct hottier_layout *layout)
+{
+	u64 max_slots = div64_u64(ssd_sectors, extent_sectors);
+	u64 map_sectors = DIV_ROUND_UP_ULL(max_slots * HOTTIER_MAP_ENTRY_BYTES,
+					   SECTOR_SIZE);
+
+	layout->meta_sectors = round_up(HOTTIER_SB_SECTORS + map_sectors,
+					extent_sectors);
+	layout->nr_slots = ssd_sectors > layout->meta_sectors ?
+		div64_u64(ssd_sectors - layout->meta_sectors, extent_sectors) : 0;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_layout);
+
+/* Tracked entries: max_tracked, or four per slot (at least one set). */
+u64 hottier_max_tracked(const struct hottier_args *args, u64 nr_slots)
+{
+	if (args->max_tracked)
+		return args->max_tracked;
+	return max_t(u64, 4 * nr_slots, 16);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_max_tracked);
+
 /* Sizes in sectors: the target's length, then each member device's. */
 int hottier_check_geometry(u64 target_len, u64 hdd_sectors, u64 ssd_sectors,
 			   u64 extent_sectors, char **error)
 {
+	struct hottier_layout layout;
+
 	if (target_len > hdd_sectors) {
 		*error = "Target length exceeds the HDD's size";
 		return -EINVAL;
 	}
-	if (ssd_sectors < extent_sectors) {
-		*error = "SSD is too small to hold one extent";
+	hottier_layout(ssd_sectors, extent_sectors, &layout);
+	if (!layout.nr_slots) {
+		*error = "SSD is too small to hold its metadata and one extent";
 		return -EINVAL;
 	}
 	return 0;

@@ -16,7 +16,6 @@
 #include <linux/blkdev.h>
 #include <linux/device-mapper.h>
 #include <linux/list.h>
-#include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -63,7 +62,6 @@ struct hottier {
 	struct dm_dev *ssd;
 
 	struct hottier_args args;	/* the configuration; device paths unused */
-	unsigned int extent_shift;
 
 	struct hottier_claim claim;	/* on the claims list when .md is set */
 
@@ -77,7 +75,7 @@ static bool claim_conflicts(const struct hottier_claim *c, dev_t dev)
 	return c->hdd == dev || c->ssd == dev;
 }
 
-static int claim_devices(struct hottier *ht, char **error)
+static int claim_members(struct hottier *ht, char **error)
 {
 	struct hottier_claim *c;
 	int r = 0;
@@ -108,7 +106,7 @@ static int claim_devices(struct hottier *ht, char **error)
 	return r;
 }
 
-static void release_devices(struct hottier *ht)
+static void release_claim(struct hottier *ht)
 {
 	if (!ht->claim.md)
 		return;
@@ -122,7 +120,7 @@ static void release_devices(struct hottier *ht)
 /* Copes with a partly built object, so the constructor has one error path. */
 static void hottier_destroy(struct hottier *ht)
 {
-	release_devices(ht);
+	release_claim(ht);
 	if (ht->ssd)
 		dm_put_device(ht->ti, ht->ssd);
 	if (ht->hdd)
@@ -190,13 +188,12 @@ static int hottier_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	r = hottier_parse_args(argc, argv, &ht->args, &ti->error);
 	if (r)
 		goto bad;
-	ht->extent_shift = ilog2(ht->args.extent_sectors);
 
 	r = get_devices(ht, &ti->error);
 	if (r)
 		goto bad;
 
-	r = claim_devices(ht, &ti->error);
+	r = claim_members(ht, &ti->error);
 	if (r)
 		goto bad;
 

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * dm-hottier: per-extent read heat, scan detection and the ghost list.
+ * See dm-hottier-heat.h for the data structures.
+ */
+#include "dm-hottier-heat.h"
+#include "dm-hottier-compat.h"
+
+#include <linux/hash.h>
+#include <linux/kernel.h>
+#include <linux/math64.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+
+/* 2^(-k/4) in 1/1024ths, for the epochs within one half-life. */
+static const u16 quarter_decay[HOTTIER_EPOCHS_PER_HALFLIFE] = {
+	1024, 861, 724, 609
+};
+
+/* Heat after a number of epochs: halved every HOTTIER_EPOCHS_PER_HALFLIFE. */
+u32 hottier_heat_decay(u32 heat, u32 epochs)
+{
+	u32 halvings = epochs / HOTTIER_EPOCHS_PER_HALFLIFE;
+
+	if (halvings >= 32)
+		return 0;
+	heat >>= halvings;
+	return (u32)(((u64)heat *
+		      quarter_decay[epochs % HOTTIER_EPOCHS_PER_HALFLIFE]) >> 10);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_decay);
+
+/* Sets are not a power of two in number: scale a 32-bit hash into range. */
+static u32 set_index(const struct hottier_heat *h, u64 extent)
+{
+	return (u32)(((u64)hash_64(extent, 32) * h->nr_sets) >> 32);
+}
+
+/* Capacity: max_tracked rounded up to whole sets. */
+int hottier_heat_init(struct hottier_heat *h, u64 max_tracked)
+{
+	u64 nr_sets = div64_u64(max_tracked + HOTTIER_HEAT_WAYS - 1,
+				HOTTIER_HEAT_WAYS);
+	u32 i;
+
+	if (!nr_sets || nr_sets > U32_MAX)
+		return -EINVAL;
+	h->sets = kvcalloc(nr_sets, sizeof(*h->sets), GFP_KERNEL);
+	if (!h->sets)
+		return -ENOMEM;
+	h->nr_sets = nr_sets;
+	for (i = 0; i < h->nr_sets; i++)
+		spin_lock_init(&h->sets[i].lock);
+	atomic_set(&h->epoch, 0);
+	atomic_set(&h->tracked, 0);
+	return 0;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_init);
+
+void hottier_heat_exit(struct hottier_heat *h)
+{
+	kvfree(h->sets);
+	h->sets = NULL;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_exit);
+
+u64 hottier_heat_capacity(const struct hottier_heat *h)
+{
+	return (u64)h->nr_sets * HOTTIER_HEAT_WAYS;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_capacity);
+
+/* One epoch: 1/HOTTIER_EPOCHS_PER_HALFLIFE of the half-life. */
+void hottier_heat_tick(struct hottier_heat *h)
+{
+	atomic_inc(&h->epoch);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_tick);
+
+struct hottier_heat_set *hottier_heat_lock(struct hottier_heat *h, u64 extent,
+					   unsigned long *flags)
+{
+	struct hottier_heat_set *set = &h->sets[set_index(h, extent)];
+
+	spin_lock_irqsave(&set->lock, *flags);
+	return set;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_lock);
+
+void hottier_heat_unlock(struct hottier_heat_set *set, unsigned long flags)
+{
+	spin_unlock_irqrestore(&set->lock, flags);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_unlock);
+
+struct hottier_heat_entry *__hottier_heat_find(struct hottier_heat_set *set,
+					       u64 extent)
+{
+	int i;
+
+	for (i = 0; i < HOTTIER_HEAT_WAYS; i++) {
+		struct hottier_heat_entry *e = &set->way[i];
+
+		if ((e->flags & HOTTIER_E_VALID) && e->extent == extent)
+			return e;
+	}
+	return NULL;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_heat_find);
+
+u32 __hottier_heat_read(struct hottier_heat *h, struct hottier_heat_entry *e)
+{
+	u32 now = atomic_read(&h->epoch);
+
+	if (e->epoch != now) {
+		e->heat = hottier_heat_decay(e->heat, now - e->epoch);
+		e->epoch = now;
+	}
+	return e->heat;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_heat_read);
+
+u32 __hottier_heat_add(struct hottier_heat *h, struct hottier_heat_entry *e,
+		       u32 amount)
+{
+	u32 heat = __hottier_heat_read(h, e);
+
+	e->heat = min_t(u64, (u64)heat + amount, HOTTIER_HEAT_MAX);
+	return e->heat;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_heat_add);
+
+/* The way a new extent takes: a free one, else the coldest idle one. */
+static struct hottier_heat_entry *victim_way(struct hottier_heat *h,
+					     struct hottier_heat_set *set)
+{
+	struct hottier_heat_entry *best = NULL;
+	u32 best_heat = U32_MAX;
+	int i;
+
+	for (i = 0; i < HOTTIER_HEAT_WAYS; i++) {
+		struct hottier_heat_entry *e = &set->way[i];
+		u32 heat;
+
+		if (!(e->flags & HOTTIER_E_VALID))
+			return e;
+		if (e->flags & HOTTIER_E_BUSY)
+			continue;
+		heat = __hottier_heat_read(h, e);
+		if (heat < best_heat) {
+			best = e;
+			best_heat = heat;
+		}
+	}
+	return best;
+}
+
+/*
+ * Find the extent's entry or make one with initial_heat. NULL when every
+ * way of the set is busy: the extent is then simply not tracked.
+ */
+struct hottier_heat_entry *__hottier_heat_get(struct hottier_heat *h,
+					      struct hottier_heat_set *set,
+					      u64 extent, u32 initial_heat)
+{
+	struct hottier_heat_entry *e = __hottier_heat_find(set, extent);
+
+	if (e)
+		return e;
+	e = victim_way(h, set);
+	if (!e)
+		return NULL;
+	if (!(e->flags & HOTTIER_E_VALID))
+		atomic_inc(&h->tracked);
+	e->extent = extent;
+	e->heat = min_t(u32, initial_heat, HOTTIER_HEAT_MAX);
+	e->epoch = atomic_read(&h->epoch);
+	e->slot = HOTTIER_NO_SLOT;
+	e->flags = HOTTIER_E_VALID;
+	return e;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_heat_get);
+
+void __hottier_heat_forget(struct hottier_heat *h, struct hottier_heat_entry *e)
+{
+	if (e->flags & HOTTIER_E_VALID)
+		atomic_dec(&h->tracked);
+	e->flags = 0;
+	e->heat = 0;
+	e->slot = HOTTIER_NO_SLOT;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_heat_forget);
+
+/* Ghost list */
+
+int hottier_ghost_init(struct hottier_ghost *g, u32 size)
+{
+	g->size = max_t(u32, size, 1);
+	g->extent_plus_one = kvcalloc(g->size, sizeof(*g->extent_plus_one),
+				      GFP_KERNEL);
+	return g->extent_plus_one ? 0 : -ENOMEM;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_ghost_init);
+
+void hottier_ghost_exit(struct hottier_ghost *g)
+{
+	kvfree(g->extent_plus_one);
+	g->extent_plus_one = NULL;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_ghost_exit);
+
+static atomic64_t *ghost_word(struct hottier_ghost *g, u64 extent)
+{
+	return &g->extent_plus_one[((u64)hash_64(extent, 32) * g->size) >> 32];
+}
+
+/* Remember an evicted extent; it displaces whatever shared its word. */
+void hottier_ghost_add(struct hottier_ghost *g, u64 extent)
+{
+	atomic64_set(ghost_word(g, extent), extent + 1);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_ghost_add);
+
+/* True, once, if the extent was evicted lately. */
+bool hottier_ghost_take(struct hottier_ghost *g, u64 extent)
+{
+	return atomic64_cmpxchg(ghost_word(g, extent), extent + 1, 0) ==
+		extent + 1;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_ghost_take);
+
+/* Sequential streams */
+
+void hottier_seq_init(struct hottier_seq *s)
+{
+	int i;
+
+	for (i = 0; i < HOTTIER_SEQ_BUCKETS; i++) {
+		spin_lock_init(&s->b[i].lock);
+		s->b[i].next = U64_MAX;
+		s->b[i].run = 0;
+	}
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_seq_init);
+
+static struct hottier_seq_bucket *seq_bucket(struct hottier_seq *s, u64 sector)
+{
+	return &s->b[hash_64(sector, ilog2(HOTTIER_SEQ_BUCKETS))];
+}
+
+/*
+ * Note a read of [sector, sector + nr_sectors); true if it continues a
+ * stream that is now longer than cutoff_sectors (0: detection off).
+ */
+bool hottier_seq_note(struct hottier_seq *s, u64 sector, u32 nr_sectors,
+		      u64 cutoff_sectors)
+{
+	struct hottier_seq_bucket *b;
+	unsigned long flags;
+	u64 run = 0;
+
+	if (!cutoff_sectors)
+		return false;
+
+	b = seq_bucket(s, sector);
+	spin_lock_irqsave(&b->lock, flags);
+	if (b->next == sector) {
+		run = b->run;
+		b->next = U64_MAX;
+	}
+	spin_unlock_irqrestore(&b->lock, flags);
+
+	run += nr_sectors;
+	b = seq_bucket(s, sector + nr_sectors);
+	spin_lock_irqsave(&b->lock, flags);
+	b->next = sector + nr_sectors;
+	b->run = run;
+	spin_unlock_irqrestore(&b->lock, flags);
+
+	return run > cutoff_sectors;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_seq_note);

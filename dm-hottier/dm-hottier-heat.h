@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * dm-hottier: per-extent read heat, scan detection and the ghost list.
+ *
+ * Plain C with no bio in its interfaces, so KUnit drives it directly.
+ *
+ * The heat table is set-associative: max_tracked entries, preallocated,
+ * in sets of HOTTIER_HEAT_WAYS, each set under its own spinlock. An extent
+ * hashes to one set; a new extent takes a free way or recycles the coldest
+ * entry of its set that holds no replica, copy, pin or pending promotion.
+ * Memory is fixed when the table is built, whatever the workload.
+ *
+ * Heat is fixed point (HOTTIER_HEAT_ONE per read) and decays lazily: a
+ * global epoch advances HOTTIER_EPOCHS_PER_HALFLIFE times per half-life
+ * (hottier_heat_tick()), and an entry is brought up to date when touched.
+ */
+#ifndef DM_HOTTIER_HEAT_H
+#define DM_HOTTIER_HEAT_H
+
+#include <linux/atomic.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+
+#define HOTTIER_HEAT_WAYS		16
+#define HOTTIER_HEAT_SHIFT		4
+#define HOTTIER_HEAT_ONE		(1U << HOTTIER_HEAT_SHIFT)
+#define HOTTIER_HEAT_MAX		(1U << 30)
+#define HOTTIER_EPOCHS_PER_HALFLIFE	4
+#define HOTTIER_NO_SLOT			U32_MAX
+
+enum hottier_entry_flag {
+	HOTTIER_E_VALID		= 1 << 0,	/* the way holds an extent */
+	HOTTIER_E_RESIDENT	= 1 << 1,	/* a replica is in .slot */
+	HOTTIER_E_COPYING	= 1 << 2,	/* a copy into .slot runs */
+	HOTTIER_E_PINNED	= 1 << 3,	/* never evicted */
+	HOTTIER_E_QUEUED	= 1 << 4,	/* a promotion candidate */
+};
+
+/* Entries that must stay tracked: recycling them would lose state. */
+#define HOTTIER_E_BUSY	(HOTTIER_E_RESIDENT | HOTTIER_E_COPYING | \
+			 HOTTIER_E_PINNED | HOTTIER_E_QUEUED)
+
+struct hottier_heat_entry {
+	u64 extent;	/* HDD extent index */
+	u32 heat;	/* as of .epoch */
+	u32 epoch;
+	u32 slot;	/* SSD slot when RESIDENT or COPYING */
+	u32 flags;	/* enum hottier_entry_flag */
+};
+
+struct hottier_heat_set {
+	spinlock_t lock;	/* protects way[] */
+	struct hottier_heat_entry way[HOTTIER_HEAT_WAYS];
+};
+
+struct hottier_heat {
+	struct hottier_heat_set *sets;
+	u32 nr_sets;
+	atomic_t epoch;		/* advanced by hottier_heat_tick() */
+	atomic_t tracked;	/* valid entries */
+};
+
+int hottier_heat_init(struct hottier_heat *h, u64 max_tracked);
+void hottier_heat_exit(struct hottier_heat *h);
+u64 hottier_heat_capacity(const struct hottier_heat *h);
+void hottier_heat_tick(struct hottier_heat *h);
+u32 hottier_heat_decay(u32 heat, u32 epochs);
+
+struct hottier_heat_set *hottier_heat_lock(struct hottier_heat *h, u64 extent,
+					   unsigned long *flags);
+void hottier_heat_unlock(struct hottier_heat_set *set, unsigned long flags);
+
+/* These expect the set's lock held (hottier_heat_lock()). */
+struct hottier_heat_entry *__hottier_heat_find(struct hottier_heat_set *set,
+					       u64 extent);
+struct hottier_heat_entry *__hottier_heat_get(struct hottier_heat *h,
+					      struct hottier_heat_set *set,
+					      u64 extent, u32 initial_heat);
+u32 __hottier_heat_read(struct hottier_heat *h, struct hottier_heat_entry *e);
+u32 __hottier_heat_add(struct hottier_heat *h, struct hottier_heat_entry *e,
+		       u32 amount);
+void __hottier_heat_forget(struct hottier_heat *h,
+			   struct hottier_heat_entry *e);
+
+/*
+ * Ghost list: extents evicted lately, in a direct-mapped array of atomic
+ * words (no lock). A returning extent is readmitted with promotion heat.
+ */
+struct hottier_ghost {
+	atomic64_t *extent_plus_one;	/* 0: empty */
+	u32 size;
+};
+
+int hottier_ghost_init(struct hottier_ghost *g, u32 size);
+void hottier_ghost_exit(struct hottier_ghost *g);
+void hottier_ghost_add(struct hottier_ghost *g, u64 extent);
+bool hottier_ghost_take(struct hottier_ghost *g, u64 extent);
+
+/*
+ * Sequential-stream detection: the expected next sector of recent read
+ * streams, hashed into buckets with a lock each. A read continuing a stream
+ * adds to the stream's length; once a stream is longer than the cutoff its
+ * reads are sequential and heat nothing.
+ */
+#define HOTTIER_SEQ_BUCKETS	64
+
+struct hottier_seq_bucket {
+	spinlock_t lock;	/* protects next and run */
+	u64 next;		/* the sector the stream reads next */
+	u64 run;		/* sectors read in sequence so far */
+};
+
+struct hottier_seq {
+	struct hottier_seq_bucket b[HOTTIER_SEQ_BUCKETS];
+};
+
+void hottier_seq_init(struct hottier_seq *s);
+bool hottier_seq_note(struct hottier_seq *s, u64 sector, u32 nr_sectors,
+		      u64 cutoff_sectors);
+
+#endif /* DM_HOTTIER_HEAT_H */
