@@ -20,8 +20,7 @@
 struct hottier_key_desc {
 	const char *name;
 	char *bad_value;		/* error for a value that does not parse */
-	const char * const *names;	/* enumerations */
-	unsigned int nr_names;
+	const char * const *names;	/* enumerations, NULL terminated */
 	u32 min, max;			/* numbers */
 	size_t offset;
 	bool table_only;		/* changed by a table reload only */
@@ -30,11 +29,13 @@ struct hottier_key_desc {
 static const char * const discard_names[] = {
 	[HOTTIER_DISCARD_PASSDOWN] = "passdown",
 	[HOTTIER_DISCARD_IGNORE] = "ignore",
+	NULL
 };
 
 static const char * const write_policy_names[] = {
 	[HOTTIER_WRITE_THROUGH] = "through",
 	[HOTTIER_WRITE_AROUND] = "around",
+	NULL
 };
 
 const char *hottier_discard_name(enum hottier_discard discard)
@@ -51,7 +52,6 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_write_policy_name);
 
 #define ENUM_KEY(_name, _names, _field, _error) {			\
 	.name = _name, .bad_value = _error, .names = _names,		\
-	.nr_names = ARRAY_SIZE(_names),					\
 	.offset = offsetof(struct hottier_args, _field) }
 #define NUM_KEY(_name, _field, _min, _max, _error) {			\
 	.name = _name, .bad_value = _error, .min = _min, .max = _max,	\
@@ -102,7 +102,7 @@ static int parse_value(const struct hottier_key_desc *k, const char *value,
 	int i;
 
 	if (k->names) {
-		i = match_string(k->names, k->nr_names, value);
+		i = match_string(k->names, -1, value);
 		if (i < 0)
 			return -EINVAL;
 		*v = i;
@@ -242,6 +242,12 @@ int hottier_parse_args(unsigned int argc, char **argv,
 			      argv + HOTTIER_NR_POSITIONAL, args, error);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_parse_args);
+
+bool hottier_is_key(const char *name)
+{
+	return find_key(name) >= 0;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_is_key);
 
 /*
  * A key set at runtime (a "<key> <value>" message): same names and bounds

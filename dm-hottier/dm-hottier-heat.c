@@ -79,6 +79,7 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_tick);
 
 struct hottier_heat_set *hottier_heat_lock(struct hottier_heat *h, u64 extent,
 					   unsigned long *flags)
+	__acquires(set->lock)
 {
 	struct hottier_heat_set *set = &h->sets[set_index(h, extent)];
 
@@ -88,6 +89,7 @@ struct hottier_heat_set *hottier_heat_lock(struct hottier_heat *h, u64 extent,
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_lock);
 
 void hottier_heat_unlock(struct hottier_heat_set *set, unsigned long flags)
+	__releases(set->lock)
 {
 	spin_unlock_irqrestore(&set->lock, flags);
 }

@@ -18,22 +18,23 @@
 #define DM_HOTTIER_HEAT_H
 
 #include <linux/atomic.h>
+#include <linux/bits.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 
 #define HOTTIER_HEAT_WAYS		16
 #define HOTTIER_HEAT_SHIFT		4
-#define HOTTIER_HEAT_ONE		(1U << HOTTIER_HEAT_SHIFT)
-#define HOTTIER_HEAT_MAX		(1U << 30)
+#define HOTTIER_HEAT_ONE		BIT(HOTTIER_HEAT_SHIFT)
+#define HOTTIER_HEAT_MAX		BIT(30)
 #define HOTTIER_EPOCHS_PER_HALFLIFE	4
 #define HOTTIER_NO_SLOT			U32_MAX
 
 enum hottier_entry_flag {
-	HOTTIER_E_VALID		= 1 << 0,	/* the way holds an extent */
-	HOTTIER_E_RESIDENT	= 1 << 1,	/* a replica is in .slot */
-	HOTTIER_E_COPYING	= 1 << 2,	/* a copy into .slot runs */
-	HOTTIER_E_PINNED	= 1 << 3,	/* never evicted */
-	HOTTIER_E_QUEUED	= 1 << 4,	/* a promotion candidate */
+	HOTTIER_E_VALID		= BIT(0),	/* the way holds an extent */
+	HOTTIER_E_RESIDENT	= BIT(1),	/* a replica is in .slot */
+	HOTTIER_E_COPYING	= BIT(2),	/* a copy into .slot runs */
+	HOTTIER_E_PINNED	= BIT(3),	/* never evicted */
+	HOTTIER_E_QUEUED	= BIT(4),	/* a promotion candidate */
 };
 
 /* Entries that must stay tracked: recycling them would lose state. */
@@ -67,8 +68,10 @@ void hottier_heat_tick(struct hottier_heat *h);
 u32 hottier_heat_decay(u32 heat, u32 epochs);
 
 struct hottier_heat_set *hottier_heat_lock(struct hottier_heat *h, u64 extent,
-					   unsigned long *flags);
-void hottier_heat_unlock(struct hottier_heat_set *set, unsigned long flags);
+					   unsigned long *flags)
+	__acquires(set->lock);
+void hottier_heat_unlock(struct hottier_heat_set *set, unsigned long flags)
+	__releases(set->lock);
 
 /* These expect the set's lock held (hottier_heat_lock()). */
 struct hottier_heat_entry *__hottier_heat_find(struct hottier_heat_set *set,

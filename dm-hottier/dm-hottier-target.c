@@ -2,25 +2,53 @@
 /*
  * dm-hottier: hot-extent SSD tiering.
  *
- * The HDD holds every byte; the SSD will hold clean replicas of the hottest
- * extents. This version maps all I/O to the HDD and flushes the SSD with
- * every flush, ready for replicas.
+ * The HDD holds every byte; the SSD holds clean replicas of the hottest
+ * extents. Reads feed a heat table (dm-hottier-heat.c); a worker copies the
+ * extents the policy (dm-hottier-policy.c) chooses to the SSD with kcopyd;
+ * reads of a replicated extent go to the SSD; writes go to the HDD and, for
+ * a replicated extent, to the SSD too (write_policy through) or drop the
+ * replica first (write_policy around).
+ *
+ * How the invariants are kept:
+ *  - A replica is installed only if no write overlapped its copy: a copy
+ *    starts only with no write in flight to its extent and records the
+ *    extent's write generation; it is installed only if that is unchanged
+ *    (struct hottier_wtrack, complete_copy()).
+ *  - A slot is reused only after every I/O sent to it completed: each I/O
+ *    holds a reference on its slot (struct hottier_slot).
+ *  - Writes to one replicated extent are serialised, so both devices apply
+ *    them in the same order (hottier_slot.writing).
  *
  * See Documentation/hottier.rst for the table line, status and messages.
  */
 #include "dm-hottier-args.h"
 #include "dm-hottier-compat.h"
+#include "dm-hottier-heat.h"
+#include "dm-hottier-policy.h"
 
 #include <linux/atomic.h>
 #include <linux/bio.h>
 #include <linux/blkdev.h>
+#include <linux/delay.h>
 #include <linux/device-mapper.h>
+#include <linux/dm-io.h>
+#include <linux/dm-kcopyd.h>
+#include <linux/hash.h>
+#include <linux/kfifo.h>
+#include <linux/ktime.h>
 #include <linux/list.h>
+#include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #define DM_MSG_PREFIX "hottier"
+
+DECLARE_DM_KCOPYD_THROTTLE_WITH_MODULE_PARM(hottier_copy_throttle,
+					    "Percentage of time kcopyd may copy extents to the SSD");
 
 /* Bio numbers of an empty flush: dm core clones it num_flush_bios times. */
 enum hottier_flush_nr {
@@ -38,8 +66,67 @@ enum hottier_stat {
 	HOTTIER_STAT_DISCARDS,
 	HOTTIER_STAT_FLUSHES,
 	HOTTIER_STAT_SSD_FLUSH_ERRORS,
+	/* printed after the slot usage: */
+	HOTTIER_STAT_READ_HITS,
+	HOTTIER_STAT_READ_MISSES,
+	HOTTIER_STAT_PROMOTIONS,
+	HOTTIER_STAT_DEMOTIONS,
+	HOTTIER_STAT_COPIES_DISCARDED,
 	HOTTIER_NR_STATS,
 };
+
+/*
+ * Writes in flight and a write generation, per bucket of extents. A write
+ * or discard counts itself in and bumps the generation at map time, and
+ * counts itself out at end_io. Extents sharing a bucket only cause extra
+ * retries or discarded copies, never a missed one.
+ */
+#define HOTTIER_WTRACK_BUCKETS	1024
+
+struct hottier_wtrack {
+	spinlock_t lock;	/* protects inflight and gen */
+	unsigned int inflight;
+	unsigned int gen;
+};
+
+/*
+ * An SSD slot. refs: one for an installed replica, one per I/O sent to the
+ * slot (and one for a copy into it); the slot is free again once they are
+ * all dropped. extent, writing and waiting are protected by the heat-set
+ * lock of the extent the slot holds.
+ */
+struct hottier_slot {
+	atomic_t refs;
+	bool writing;			/* a write-through is in flight */
+	u64 extent;
+	struct bio_list waiting;	/* writes queued behind it */
+};
+
+/* A copy HDD -> SSD in flight. */
+struct hottier_migration {
+	struct hottier *ht;
+	struct work_struct work;	/* completion, on ht->wq */
+	u64 extent;
+	u32 slot;
+	unsigned int gen;		/* write generation at the start */
+	int invalidations;		/* ht->invalidations at the start */
+	bool failed;
+};
+
+/* Per-bio state (ti->per_io_data_size). */
+struct hottier_io {
+	u64 first, last;	/* extents counted in wtrack, if counted */
+	bool counted;
+	bool write_through;	/* holds slots[slot].writing */
+	u32 slot;		/* slot referenced, or HOTTIER_NO_SLOT */
+	blk_status_t ssd_status; /* the write-through SSD clone's result */
+};
+
+#define HOTTIER_NR_CANDIDATES	256
+#define HOTTIER_RETRY_MS	10
+#define HOTTIER_SCRUB_CHUNK	(64 * 1024)
+#define HOTTIER_SCRUB_TRIES	20
+#define HOTTIER_DROP_WALK	64
 
 /*
  * A device's claim on its members: no two hottier devices may share an HDD
@@ -61,9 +148,48 @@ struct hottier {
 	struct dm_dev *hdd;
 	struct dm_dev *ssd;
 
+	struct mutex lock;		/* serialises messages and scrub */
 	struct hottier_args args;	/* the configuration; device paths unused */
+	unsigned int extent_shift;
+	struct hottier_layout layout;
 
 	struct hottier_claim claim;	/* on the claims list when .md is set */
+
+	struct hottier_heat heat;
+	struct hottier_ghost ghost;
+	struct hottier_seq seq;
+
+	struct hottier_slot *slots;
+	spinlock_t free_lock;		/* protects free_slots and nr_free */
+	u32 *free_slots;
+	u32 nr_free;
+	atomic_t resident;
+	atomic_t pinned;
+
+	struct hottier_wtrack wtrack[HOTTIER_WTRACK_BUCKETS];
+	atomic_t invalidations;		/* copies started before are dropped */
+
+	spinlock_t cand_lock;		/* protects candidates */
+	DECLARE_KFIFO(candidates, u64, HOTTIER_NR_CANDIDATES);
+
+	spinlock_t redispatch_lock;	/* protects redispatch */
+	struct bio_list redispatch;	/* writes to map again, in order */
+	struct work_struct redispatch_work;
+
+	struct workqueue_struct *wq;
+	struct delayed_work promote_work;
+	struct delayed_work tick_work;
+	struct dm_kcopyd_client *kcopyd;
+	struct bio_set bs;
+	struct hottier_migration migs[HOTTIER_MAX_MIGRATIONS];
+	unsigned long migs_busy;	/* a bit per migs[] entry in use */
+	atomic_t migrating;
+	wait_queue_head_t migrate_wait;
+	struct hottier_tokens tokens;	/* used by promote_work only */
+	bool running;			/* copies may start: resumed */
+
+	u64 scrub_checked;		/* under lock */
+	u64 scrub_mismatches;
 
 	atomic64_t stats[HOTTIER_NR_STATS];
 };
@@ -115,116 +241,476 @@ static void release_claim(struct hottier *ht)
 	mutex_unlock(&claims_lock);
 }
 
-/* Constructor and destructor */
+/* Geometry */
 
-/* Copes with a partly built object, so the constructor has one error path. */
-static void hottier_destroy(struct hottier *ht)
+static sector_t extent_first_sector(struct hottier *ht, u64 extent)
 {
-	release_claim(ht);
-	if (ht->ssd)
-		dm_put_device(ht->ti, ht->ssd);
-	if (ht->hdd)
-		dm_put_device(ht->ti, ht->hdd);
-	kfree(ht);
+	return (sector_t)extent << ht->extent_shift;
 }
 
-static int get_devices(struct hottier *ht, char **error)
+/* The last extent may be short: the target need not end on an extent. */
+static sector_t extent_len(struct hottier *ht, u64 extent)
 {
-	struct dm_target *ti = ht->ti;
-	int r;
+	sector_t start = extent_first_sector(ht, extent);
 
-	/* The mode's type changed in 6.5 (blk_mode_t): pass it straight on. */
-	r = dm_get_device(ti, ht->args.hdd_path, dm_table_get_mode(ti->table),
-			  &ht->hdd);
-	if (r) {
-		*error = "Error opening HDD device";
-		return r;
-	}
-	r = dm_get_device(ti, ht->args.ssd_path, dm_table_get_mode(ti->table),
-			  &ht->ssd);
-	if (r) {
-		*error = "Error opening SSD device";
-		return r;
-	}
-	if (ht->hdd->bdev->bd_dev == ht->ssd->bdev->bd_dev) {
-		*error = "HDD and SSD must be different devices";
-		return -EINVAL;
-	}
-	return hottier_check_geometry(ti->len, bdev_nr_sectors(ht->hdd->bdev),
-				      bdev_nr_sectors(ht->ssd->bdev),
-				      ht->args.extent_sectors, error);
+	return min_t(sector_t, ht->args.extent_sectors, ht->ti->len - start);
 }
 
-static void init_target(struct hottier *ht)
+static sector_t slot_sector(struct hottier *ht, u32 slot)
 {
-	struct dm_target *ti = ht->ti;
-
-	ti->num_flush_bios = HOTTIER_NR_FLUSH_BIOS;
-	ti->flush_supported = true;
-	if (ht->args.discard == HOTTIER_DISCARD_PASSDOWN) {
-		ti->num_discard_bios = 1;
-		/* The HDD alone takes discards: see hottier_io_hints(). */
-		ti->discards_supported = true;
-	}
-	ti->num_write_zeroes_bios = 1;
+	return ht->layout.meta_sectors + ((sector_t)slot << ht->extent_shift);
 }
 
-/*
- * Construct a hottier mapping:
- * <hdd_dev> <ssd_dev> <extent_sectors> [<#args> <key> <value>...]
- */
-static int hottier_ctr(struct dm_target *ti, unsigned int argc, char **argv)
+static u32 threshold_heat(struct hottier *ht)
 {
-	struct hottier *ht;
-	int r;
-
-	ht = kzalloc(sizeof(*ht), GFP_KERNEL);
-	if (!ht) {
-		ti->error = "Cannot allocate hottier context";
-		return -ENOMEM;
-	}
-	ht->ti = ti;
-
-	r = hottier_parse_args(argc, argv, &ht->args, &ti->error);
-	if (r)
-		goto bad;
-
-	r = get_devices(ht, &ti->error);
-	if (r)
-		goto bad;
-
-	r = claim_members(ht, &ti->error);
-	if (r)
-		goto bad;
-
-	r = dm_set_target_max_io_len(ti, ht->args.extent_sectors);
-	if (r) {
-		ti->error = "Cannot set the extent size as the maximum I/O size";
-		goto bad;
-	}
-	init_target(ht);
-	/* Paths point into argv, which dm core frees after the constructor. */
-	ht->args.hdd_path = NULL;
-	ht->args.ssd_path = NULL;
-	ti->private = ht;
-	return 0;
-
-bad:
-	hottier_destroy(ht);
-	return r;
+	return READ_ONCE(ht->args.promote_threshold) * HOTTIER_HEAT_ONE;
 }
-
-static void hottier_dtr(struct dm_target *ti)
-{
-	hottier_destroy(ti->private);
-}
-
-/* I/O */
 
 static void stat_add(struct hottier *ht, enum hottier_stat s, u64 v)
 {
 	atomic64_add(v, &ht->stats[s]);
 }
+
+static void kick_promote(struct hottier *ht, unsigned long delay)
+{
+	mod_delayed_work(ht->wq, &ht->promote_work, delay);
+}
+
+/* Slots */
+
+static void slot_free(struct hottier *ht, u32 slot)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ht->free_lock, flags);
+	ht->free_slots[ht->nr_free++] = slot;
+	spin_unlock_irqrestore(&ht->free_lock, flags);
+}
+
+static u32 slot_alloc(struct hottier *ht)
+{
+	unsigned long flags;
+	u32 slot = HOTTIER_NO_SLOT;
+
+	spin_lock_irqsave(&ht->free_lock, flags);
+	if (ht->nr_free)
+		slot = ht->free_slots[--ht->nr_free];
+	spin_unlock_irqrestore(&ht->free_lock, flags);
+	return slot;
+}
+
+static void slot_get(struct hottier *ht, u32 slot)
+{
+	atomic_inc(&ht->slots[slot].refs);
+}
+
+/* The last reference returns the slot to the free list. */
+static void slot_put(struct hottier *ht, u32 slot)
+{
+	if (atomic_dec_and_test(&ht->slots[slot].refs)) {
+		slot_free(ht, slot);
+		kick_promote(ht, 0);
+	}
+}
+
+/* Write tracking */
+
+static struct hottier_wtrack *wtrack_of(struct hottier *ht, u64 extent)
+{
+	return &ht->wtrack[hash_64(extent, ilog2(HOTTIER_WTRACK_BUCKETS))];
+}
+
+static void wtrack_adjust(struct hottier_wtrack *wt, int delta)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&wt->lock, flags);
+	wt->inflight += delta;
+	if (delta > 0)
+		wt->gen++;
+	spin_unlock_irqrestore(&wt->lock, flags);
+}
+
+/* Count writes in (+1) or out (-1) of every extent in [first, last]. */
+static void wtrack_range(struct hottier *ht, u64 first, u64 last, int delta)
+{
+	u64 e;
+	int i;
+
+	if (last - first >= HOTTIER_WTRACK_BUCKETS) {
+		for (i = 0; i < HOTTIER_WTRACK_BUCKETS; i++)
+			wtrack_adjust(&ht->wtrack[i], delta);
+		return;
+	}
+	for (e = first; e <= last; e++)
+		wtrack_adjust(wtrack_of(ht, e), delta);
+}
+
+/* Replicas */
+
+/* Drop the entry's replica; the slot frees once its I/O has completed. */
+static void __drop_replica(struct hottier *ht, struct hottier_heat_entry *e,
+			   bool evicted)
+{
+	u32 slot = e->slot;
+
+	e->flags &= ~HOTTIER_E_RESIDENT;
+	e->slot = HOTTIER_NO_SLOT;
+	atomic_dec(&ht->resident);
+	stat_add(ht, HOTTIER_STAT_DEMOTIONS, 1);
+	if (evicted)
+		hottier_ghost_add(&ht->ghost, e->extent);
+	slot_put(ht, slot);
+}
+
+/* Queue an extent for the promotion worker, once. */
+static void __post_candidate(struct hottier *ht, struct hottier_heat_entry *e)
+{
+	if (e->flags & (HOTTIER_E_RESIDENT | HOTTIER_E_COPYING |
+			HOTTIER_E_QUEUED))
+		return;
+	if (kfifo_in_spinlocked(&ht->candidates, &e->extent, 1,
+				&ht->cand_lock)) {
+		e->flags |= HOTTIER_E_QUEUED;
+		kick_promote(ht, 0);
+	}
+}
+
+/* Apply fn to the extent's entry, if it is tracked, under its set lock. */
+static void with_entry(struct hottier *ht, u64 extent,
+		       void (*fn)(struct hottier *ht,
+				  struct hottier_heat_entry *e))
+{
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	unsigned long flags;
+
+	set = hottier_heat_lock(&ht->heat, extent, &flags);
+	e = __hottier_heat_find(set, extent);
+	if (e)
+		fn(ht, e);
+	hottier_heat_unlock(set, flags);
+}
+
+/*
+ * Apply fn to the tracked entry of every extent in [first, last] (set lock
+ * held): extent by extent for a short range, else over the whole table.
+ */
+static void apply_in_range(struct hottier *ht, u64 first, u64 last,
+			   void (*fn)(struct hottier *ht,
+				      struct hottier_heat_entry *e))
+{
+	struct hottier_heat_set *set;
+	unsigned long flags;
+	u64 e;
+	u32 i;
+	int w;
+
+	if (last - first < hottier_heat_capacity(&ht->heat)) {
+		for (e = first; e <= last; e++) {
+			with_entry(ht, e, fn);
+			cond_resched();
+		}
+		return;
+	}
+	for (i = 0; i < ht->heat.nr_sets; i++) {
+		set = &ht->heat.sets[i];
+		spin_lock_irqsave(&set->lock, flags);
+		for (w = 0; w < HOTTIER_HEAT_WAYS; w++) {
+			struct hottier_heat_entry *entry = &set->way[w];
+
+			if ((entry->flags & HOTTIER_E_VALID) &&
+			    entry->extent >= first && entry->extent <= last)
+				fn(ht, entry);
+		}
+		spin_unlock_irqrestore(&set->lock, flags);
+		cond_resched();
+	}
+}
+
+static void drop_any(struct hottier *ht, struct hottier_heat_entry *e)
+{
+	if (e->flags & HOTTIER_E_RESIDENT)
+		__drop_replica(ht, e, false);
+}
+
+/*
+ * Data changed under a discard or write-zeroes: replicas go, pins stay.
+ * Called from map, so it never sleeps: a long range is matched against the
+ * slots rather than walked extent by extent.
+ */
+static void drop_range(struct hottier *ht, u64 first, u64 last)
+{
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	unsigned long flags;
+	u64 extent;
+	u32 i;
+
+	if (!atomic_read(&ht->resident))
+		return;
+	if (last - first < HOTTIER_DROP_WALK) {
+		for (extent = first; extent <= last; extent++)
+			with_entry(ht, extent, drop_any);
+		return;
+	}
+	for (i = 0; i < ht->layout.nr_slots; i++) {
+		extent = READ_ONCE(ht->slots[i].extent);
+		if (extent < first || extent > last)
+			continue;
+		set = hottier_heat_lock(&ht->heat, extent, &flags);
+		e = __hottier_heat_find(set, extent);
+		if (e && e->slot == i)
+			drop_any(ht, e);
+		hottier_heat_unlock(set, flags);
+	}
+}
+
+/* Migration */
+
+static void copy_done(int read_err, unsigned long write_err, void *context)
+{
+	struct hottier_migration *mig = context;
+
+	mig->failed = read_err || write_err;
+	queue_work(mig->ht->wq, &mig->work);
+}
+
+/* Install the replica, unless a write, an invalidation or an error won. */
+static void complete_copy(struct work_struct *ws)
+{
+	struct hottier_migration *mig =
+		container_of(ws, struct hottier_migration, work);
+	struct hottier *ht = mig->ht;
+	struct hottier_wtrack *wt = wtrack_of(ht, mig->extent);
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	unsigned long flags, wflags;
+	bool raced, ok = false;
+
+	spin_lock_irqsave(&wt->lock, wflags);
+	raced = wt->gen != mig->gen;
+	set = hottier_heat_lock(&ht->heat, mig->extent, &flags);
+	e = __hottier_heat_find(set, mig->extent);
+	if (e && (e->flags & HOTTIER_E_COPYING) && e->slot == mig->slot) {
+		e->flags &= ~HOTTIER_E_COPYING;
+		ok = !mig->failed && !raced &&
+		     atomic_read(&ht->invalidations) == mig->invalidations;
+		if (ok) {
+			e->flags |= HOTTIER_E_RESIDENT;
+			atomic_inc(&ht->resident);
+		} else {
+			e->slot = HOTTIER_NO_SLOT;
+		}
+	}
+	hottier_heat_unlock(set, flags);
+	spin_unlock_irqrestore(&wt->lock, wflags);
+
+	if (ok) {
+		stat_add(ht, HOTTIER_STAT_PROMOTIONS, 1);
+	} else {
+		if (raced)
+			stat_add(ht, HOTTIER_STAT_COPIES_DISCARDED, 1);
+		if (mig->failed)
+			DMERR_LIMIT("%s: copy of extent %llu to the SSD failed",
+				    dm_device_name(dm_table_get_md(ht->ti->table)),
+				    (unsigned long long)mig->extent);
+		slot_put(ht, mig->slot);
+	}
+	clear_bit(mig - ht->migs, &ht->migs_busy);
+	if (atomic_dec_and_test(&ht->migrating))
+		wake_up(&ht->migrate_wait);
+	kick_promote(ht, 0);
+}
+
+/* Start copying extent into slot; false if a write is in flight to it. */
+static bool start_copy(struct hottier *ht, u64 extent, u32 slot)
+{
+	struct hottier_wtrack *wt = wtrack_of(ht, extent);
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	struct hottier_migration *mig;
+	struct dm_io_region from, to;
+	unsigned long flags, wflags;
+	unsigned int gen;
+	int i;
+
+	spin_lock_irqsave(&wt->lock, wflags);
+	if (wt->inflight) {
+		spin_unlock_irqrestore(&wt->lock, wflags);
+		return false;
+	}
+	gen = wt->gen;
+	set = hottier_heat_lock(&ht->heat, extent, &flags);
+	e = __hottier_heat_find(set, extent);
+	if (!e || !(e->flags & HOTTIER_E_QUEUED) ||
+	    (e->flags & (HOTTIER_E_RESIDENT | HOTTIER_E_COPYING))) {
+		/* Dropped meanwhile: nothing to copy, the slot goes back. */
+		hottier_heat_unlock(set, flags);
+		spin_unlock_irqrestore(&wt->lock, wflags);
+		slot_free(ht, slot);
+		return true;
+	}
+	e->flags = (e->flags & ~HOTTIER_E_QUEUED) | HOTTIER_E_COPYING;
+	e->slot = slot;
+	ht->slots[slot].extent = extent;
+	ht->slots[slot].writing = false;
+	atomic_set(&ht->slots[slot].refs, 1);
+	hottier_heat_unlock(set, flags);
+	spin_unlock_irqrestore(&wt->lock, wflags);
+
+	/* Only promote_work allocates: a free entry exists below the limit. */
+	i = find_first_zero_bit(&ht->migs_busy, HOTTIER_MAX_MIGRATIONS);
+	set_bit(i, &ht->migs_busy);
+	atomic_inc(&ht->migrating);
+	mig = &ht->migs[i];
+	mig->extent = extent;
+	mig->slot = slot;
+	mig->gen = gen;
+	mig->invalidations = atomic_read(&ht->invalidations);
+	mig->failed = false;
+
+	from.bdev = ht->hdd->bdev;
+	from.sector = extent_first_sector(ht, extent);
+	from.count = extent_len(ht, extent);
+	to.bdev = ht->ssd->bdev;
+	to.sector = slot_sector(ht, slot);
+	to.count = from.count;
+	dm_kcopyd_copy(ht->kcopyd, &from, 1, &to, 0, copy_done, mig);
+	return true;
+}
+
+/* The coldest replica that may be evicted: not pinned, no copy running. */
+static void find_victim(struct hottier *ht, struct hottier_victim *victim,
+			u64 *victim_extent)
+{
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	unsigned long flags;
+	u32 i, heat;
+
+	victim->found = false;
+	for (i = 0; i < ht->layout.nr_slots; i++) {
+		u64 extent = READ_ONCE(ht->slots[i].extent);
+
+		set = hottier_heat_lock(&ht->heat, extent, &flags);
+		e = __hottier_heat_find(set, extent);
+		if (e && (e->flags & HOTTIER_E_RESIDENT) && e->slot == i &&
+		    !(e->flags & HOTTIER_E_PINNED)) {
+			heat = __hottier_heat_read(&ht->heat, e);
+			if (!victim->found ||
+			    hottier_policy_colder(heat, extent, victim->heat,
+						  *victim_extent)) {
+				victim->found = true;
+				victim->heat = heat;
+				*victim_extent = extent;
+			}
+		}
+		hottier_heat_unlock(set, flags);
+	}
+}
+
+static void evict_one(struct hottier *ht, struct hottier_heat_entry *e)
+{
+	if ((e->flags & HOTTIER_E_RESIDENT) && !(e->flags & HOTTIER_E_PINNED))
+		__drop_replica(ht, e, true);
+}
+
+static void unqueue_one(struct hottier *ht, struct hottier_heat_entry *e)
+{
+	e->flags &= ~HOTTIER_E_QUEUED;
+}
+
+/*
+ * Decide and start one candidate's promotion. -EAGAIN: try it again later
+ * (a write in flight, the rate limit, or an evicted slot still draining).
+ */
+static int try_promote(struct hottier *ht, u64 extent)
+{
+	struct hottier_victim victim = { .found = false };
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	u64 victim_extent = 0;
+	unsigned long flags;
+	bool pinned;
+	u32 heat, slot;
+
+	set = hottier_heat_lock(&ht->heat, extent, &flags);
+	e = __hottier_heat_find(set, extent);
+	if (!e || !(e->flags & HOTTIER_E_QUEUED)) {
+		hottier_heat_unlock(set, flags);
+		return 0;
+	}
+	heat = __hottier_heat_read(&ht->heat, e);
+	pinned = e->flags & HOTTIER_E_PINNED;
+	hottier_heat_unlock(set, flags);
+
+	slot = slot_alloc(ht);
+	if (slot == HOTTIER_NO_SLOT)
+		find_victim(ht, &victim, &victim_extent);
+
+	switch (hottier_policy_promote(heat, pinned, threshold_heat(ht),
+				       slot != HOTTIER_NO_SLOT, &victim)) {
+	case HOTTIER_PROMOTE_NONE:
+		if (slot != HOTTIER_NO_SLOT)
+			slot_free(ht, slot);
+		with_entry(ht, extent, unqueue_one);
+		return 0;
+	case HOTTIER_PROMOTE_EVICT:
+		with_entry(ht, victim_extent, evict_one);
+		slot = slot_alloc(ht);
+		if (slot == HOTTIER_NO_SLOT)
+			return -EAGAIN;
+		break;
+	case HOTTIER_PROMOTE_FREE:
+		break;
+	}
+
+	if (!hottier_tokens_take(&ht->tokens, ktime_get_ns(),
+				 (u64)READ_ONCE(ht->args.migration_mbps) << 20,
+				 extent_len(ht, extent) << SECTOR_SHIFT) ||
+	    !start_copy(ht, extent, slot)) {
+		slot_free(ht, slot);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+static void do_promote(struct work_struct *ws)
+{
+	struct hottier *ht = container_of(to_delayed_work(ws), struct hottier,
+					  promote_work);
+	u64 extent;
+
+	while (READ_ONCE(ht->running) &&
+	       atomic_read(&ht->migrating) < READ_ONCE(ht->args.max_migrations)) {
+		if (!kfifo_out_spinlocked(&ht->candidates, &extent, 1,
+					  &ht->cand_lock))
+			break;
+		if (try_promote(ht, extent) == -EAGAIN) {
+			if (!kfifo_in_spinlocked(&ht->candidates, &extent, 1,
+						 &ht->cand_lock))
+				with_entry(ht, extent, unqueue_one);
+			kick_promote(ht, msecs_to_jiffies(HOTTIER_RETRY_MS));
+			break;
+		}
+		cond_resched();
+	}
+}
+
+/* Heat decays in HOTTIER_EPOCHS_PER_HALFLIFE steps per half-life. */
+static void do_tick(struct work_struct *ws)
+{
+	struct hottier *ht = container_of(to_delayed_work(ws), struct hottier,
+					  tick_work);
+	unsigned int ms = READ_ONCE(ht->args.heat_halflife_ms) /
+			  HOTTIER_EPOCHS_PER_HALFLIFE;
+
+	hottier_heat_tick(&ht->heat);
+	queue_delayed_work(ht->wq, &ht->tick_work, msecs_to_jiffies(ms));
+}
+
+/* I/O */
 
 static void account_bio(struct hottier *ht, struct bio *bio)
 {
@@ -261,6 +747,168 @@ static int map_flush(struct hottier *ht, struct bio *bio)
 	return DM_MAPIO_REMAPPED;
 }
 
+static void remap_hdd(struct hottier *ht, struct bio *bio, sector_t offset)
+{
+	bio_set_dev(bio, ht->hdd->bdev);
+	bio->bi_iter.bi_sector = offset;
+}
+
+static void remap_ssd(struct hottier *ht, struct bio *bio, sector_t offset,
+		      u32 slot)
+{
+	bio_set_dev(bio, ht->ssd->bdev);
+	bio->bi_iter.bi_sector = slot_sector(ht, slot) +
+		(offset & (ht->args.extent_sectors - 1));
+}
+
+/*
+ * A read heats its extent (unless it belongs to a sequential stream past
+ * the cutoff) and goes to the replica if there is one.
+ */
+static int map_read(struct hottier *ht, struct bio *bio, struct hottier_io *io)
+{
+	sector_t offset = dm_target_offset(ht->ti, bio->bi_iter.bi_sector);
+	u64 extent = offset >> ht->extent_shift;
+	u64 cutoff = (u64)READ_ONCE(ht->args.sequential_cutoff_kb) * 2;
+	u32 threshold = threshold_heat(ht), heat = 0;
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	unsigned long flags;
+	bool scan;
+
+	scan = hottier_seq_note(&ht->seq, offset, bio_sectors(bio), cutoff);
+	set = hottier_heat_lock(&ht->heat, extent, &flags);
+	e = __hottier_heat_find(set, extent);
+	if (!e && !scan)
+		e = __hottier_heat_get(&ht->heat, set, extent,
+				       hottier_ghost_take(&ht->ghost, extent) ?
+				       threshold - HOTTIER_HEAT_ONE : 0);
+	if (e && !scan)
+		heat = __hottier_heat_add(&ht->heat, e, HOTTIER_HEAT_ONE);
+	if (e && (e->flags & HOTTIER_E_RESIDENT)) {
+		io->slot = e->slot;
+		slot_get(ht, io->slot);
+		hottier_heat_unlock(set, flags);
+		stat_add(ht, HOTTIER_STAT_READ_HITS, 1);
+		remap_ssd(ht, bio, offset, io->slot);
+		return DM_MAPIO_REMAPPED;
+	}
+	if (e && !scan && (heat >= threshold || (e->flags & HOTTIER_E_PINNED)))
+		__post_candidate(ht, e);
+	hottier_heat_unlock(set, flags);
+	stat_add(ht, HOTTIER_STAT_READ_MISSES, 1);
+	remap_hdd(ht, bio, offset);
+	return DM_MAPIO_REMAPPED;
+}
+
+static void ssd_write_endio(struct bio *clone)
+{
+	struct bio *bio = clone->bi_private;
+	struct hottier_io *io = dm_per_bio_data(bio, sizeof(*io));
+
+	io->ssd_status = clone->bi_status;
+	bio_put(clone);
+	bio_endio(bio);
+}
+
+/* The SSD half of a write-through; the bio completes after both halves. */
+static void submit_ssd_write(struct hottier *ht, struct bio *bio,
+			     sector_t offset, u32 slot)
+{
+	struct bio *clone = bio_alloc_clone(ht->ssd->bdev, bio, GFP_NOIO,
+					    &ht->bs);
+
+	clone->bi_iter.bi_sector = slot_sector(ht, slot) +
+		(offset & (ht->args.extent_sectors - 1));
+	clone->bi_end_io = ssd_write_endio;
+	clone->bi_private = bio;
+	bio_inc_remaining(bio);
+	submit_bio_noacct(clone);
+}
+
+/*
+ * A write goes to the HDD; to a replicated extent, also to the SSD
+ * (through), one write at a time per extent, or it drops the replica first
+ * (around). Queued writes come back here from redispatch_work.
+ */
+static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
+{
+	sector_t offset = dm_target_offset(ht->ti, bio->bi_iter.bi_sector);
+	u64 extent = offset >> ht->extent_shift;
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	struct hottier_slot *slot;
+	unsigned long flags;
+
+	if (!io->counted) {
+		io->first = extent;
+		io->last = extent;
+		io->counted = true;
+		wtrack_range(ht, extent, extent, 1);
+	}
+
+	set = hottier_heat_lock(&ht->heat, extent, &flags);
+	e = __hottier_heat_find(set, extent);
+	if (!e || !(e->flags & HOTTIER_E_RESIDENT))
+		goto hdd;
+	if (READ_ONCE(ht->args.write_policy) == HOTTIER_WRITE_AROUND) {
+		__drop_replica(ht, e, false);
+		goto hdd;
+	}
+	slot = &ht->slots[e->slot];
+	if (slot->writing) {
+		bio_list_add(&slot->waiting, bio);
+		hottier_heat_unlock(set, flags);
+		return DM_MAPIO_SUBMITTED;
+	}
+	slot->writing = true;
+	io->write_through = true;
+	io->slot = e->slot;
+	slot_get(ht, io->slot);
+	hottier_heat_unlock(set, flags);
+	submit_ssd_write(ht, bio, offset, io->slot);
+	remap_hdd(ht, bio, offset);
+	return DM_MAPIO_REMAPPED;
+
+hdd:
+	hottier_heat_unlock(set, flags);
+	remap_hdd(ht, bio, offset);
+	return DM_MAPIO_REMAPPED;
+}
+
+/* Discards and write-zeroes may span many extents: drop their replicas. */
+static int map_range(struct hottier *ht, struct bio *bio, struct hottier_io *io)
+{
+	sector_t offset = dm_target_offset(ht->ti, bio->bi_iter.bi_sector);
+
+	io->first = offset >> ht->extent_shift;
+	io->last = (offset + bio_sectors(bio) - 1) >> ht->extent_shift;
+	io->counted = true;
+	wtrack_range(ht, io->first, io->last, 1);
+	drop_range(ht, io->first, io->last);
+	remap_hdd(ht, bio, offset);
+	return DM_MAPIO_REMAPPED;
+}
+
+static void do_redispatch(struct work_struct *ws)
+{
+	struct hottier *ht = container_of(ws, struct hottier, redispatch_work);
+	struct bio_list bios;
+	struct bio *bio;
+
+	spin_lock_irq(&ht->redispatch_lock);
+	bios = ht->redispatch;
+	bio_list_init(&ht->redispatch);
+	spin_unlock_irq(&ht->redispatch_lock);
+
+	while ((bio = bio_list_pop(&bios))) {
+		struct hottier_io *io = dm_per_bio_data(bio, sizeof(*io));
+
+		if (map_write(ht, bio, io) == DM_MAPIO_REMAPPED)
+			dm_submit_bio_remap(bio, NULL);
+	}
+}
+
 /*
  * Reads and writes arrive inside one extent (max_io_len); discards and
  * write-zeroes may span many extents and are remapped as ranges.
@@ -268,38 +916,358 @@ static int map_flush(struct hottier *ht, struct bio *bio)
 static int hottier_map(struct dm_target *ti, struct bio *bio)
 {
 	struct hottier *ht = ti->private;
+	struct hottier_io *io = dm_per_bio_data(bio, sizeof(*io));
 
 	if (is_empty_flush(bio))
 		return map_flush(ht, bio);
 
+	io->counted = false;
+	io->write_through = false;
+	io->slot = HOTTIER_NO_SLOT;
+	io->ssd_status = BLK_STS_OK;
 	account_bio(ht, bio);
-	bio_set_dev(bio, ht->hdd->bdev);
-	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
-	return DM_MAPIO_REMAPPED;
+
+	switch (bio_op(bio)) {
+	case REQ_OP_READ:
+		return map_read(ht, bio, io);
+	case REQ_OP_WRITE:
+		return map_write(ht, bio, io);
+	case REQ_OP_DISCARD:
+	case REQ_OP_WRITE_ZEROES:
+		return map_range(ht, bio, io);
+	default:
+		remap_hdd(ht, bio, dm_target_offset(ti, bio->bi_iter.bi_sector));
+		return DM_MAPIO_REMAPPED;
+	}
+}
+
+/*
+ * Both halves of a write-through are done: a failure of either drops the
+ * replica (it must never differ from the HDD), and the next queued write
+ * to the extent may go.
+ */
+static void end_write_through(struct hottier *ht, struct hottier_io *io,
+			      blk_status_t error)
+{
+	struct hottier_slot *slot = &ht->slots[io->slot];
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	struct bio_list waiting;
+	unsigned long flags;
+
+	set = hottier_heat_lock(&ht->heat, slot->extent, &flags);
+	slot->writing = false;
+	waiting = slot->waiting;
+	bio_list_init(&slot->waiting);
+	if (error || io->ssd_status) {
+		e = __hottier_heat_find(set, slot->extent);
+		if (e && (e->flags & HOTTIER_E_RESIDENT) && e->slot == io->slot)
+			__drop_replica(ht, e, false);
+	}
+	hottier_heat_unlock(set, flags);
+
+	if (!bio_list_empty(&waiting)) {
+		spin_lock_irqsave(&ht->redispatch_lock, flags);
+		bio_list_merge(&ht->redispatch, &waiting);
+		spin_unlock_irqrestore(&ht->redispatch_lock, flags);
+		queue_work(ht->wq, &ht->redispatch_work);
+	}
 }
 
 static int hottier_end_io(struct dm_target *ti, struct bio *bio,
 			  blk_status_t *error)
 {
 	struct hottier *ht = ti->private;
+	struct hottier_io *io;
 
-	/* The SSD holds only clean replicas: its flush failing loses nothing. */
-	if (*error && is_empty_flush(bio) &&
-	    dm_bio_get_target_bio_nr(bio) == HOTTIER_FLUSH_SSD) {
-		stat_add(ht, HOTTIER_STAT_SSD_FLUSH_ERRORS, 1);
-		*error = BLK_STS_OK;
+	if (is_empty_flush(bio)) {
+		/* The SSD holds only clean replicas: its flush failing loses nothing. */
+		if (*error && dm_bio_get_target_bio_nr(bio) == HOTTIER_FLUSH_SSD) {
+			stat_add(ht, HOTTIER_STAT_SSD_FLUSH_ERRORS, 1);
+			*error = BLK_STS_OK;
+		}
+		return DM_ENDIO_DONE;
 	}
+
+	io = dm_per_bio_data(bio, sizeof(*io));
+	if (io->write_through)
+		end_write_through(ht, io, *error);
+	if (io->slot != HOTTIER_NO_SLOT)
+		slot_put(ht, io->slot);
+	if (io->counted)
+		wtrack_range(ht, io->first, io->last, -1);
 	return DM_ENDIO_DONE;
 }
 
-/* Status, messages, limits */
+/* Constructor and destructor */
+
+/* Copes with a partly built object, so the constructor has one error path. */
+static void hottier_destroy(struct hottier *ht)
+{
+	if (ht->wq) {
+		cancel_delayed_work_sync(&ht->tick_work);
+		cancel_delayed_work_sync(&ht->promote_work);
+		destroy_workqueue(ht->wq);
+	}
+	if (!IS_ERR_OR_NULL(ht->kcopyd))
+		dm_kcopyd_client_destroy(ht->kcopyd);
+	bioset_exit(&ht->bs);
+	hottier_ghost_exit(&ht->ghost);
+	hottier_heat_exit(&ht->heat);
+	kvfree(ht->free_slots);
+	kvfree(ht->slots);
+	release_claim(ht);
+	if (ht->ssd)
+		dm_put_device(ht->ti, ht->ssd);
+	if (ht->hdd)
+		dm_put_device(ht->ti, ht->hdd);
+	kfree(ht);
+}
+
+static int get_devices(struct hottier *ht, char **error)
+{
+	struct dm_target *ti = ht->ti;
+	int r;
+
+	/* The mode's type changed in 6.5 (blk_mode_t): pass it straight on. */
+	r = dm_get_device(ti, ht->args.hdd_path, dm_table_get_mode(ti->table),
+			  &ht->hdd);
+	if (r) {
+		*error = "Error opening HDD device";
+		return r;
+	}
+	r = dm_get_device(ti, ht->args.ssd_path, dm_table_get_mode(ti->table),
+			  &ht->ssd);
+	if (r) {
+		*error = "Error opening SSD device";
+		return r;
+	}
+	if (ht->hdd->bdev->bd_dev == ht->ssd->bdev->bd_dev) {
+		*error = "HDD and SSD must be different devices";
+		return -EINVAL;
+	}
+	return hottier_check_geometry(ti->len, bdev_nr_sectors(ht->hdd->bdev),
+				      bdev_nr_sectors(ht->ssd->bdev),
+				      ht->args.extent_sectors, error);
+}
+
+/* Slots, heat table and ghost list: all memory the data path will use. */
+static int alloc_tables(struct hottier *ht, char **error)
+{
+	u64 nr_slots = ht->layout.nr_slots;
+	u32 i;
+	int r;
+
+	if (nr_slots >= HOTTIER_NO_SLOT) {
+		*error = "SSD has too many slots for this extent size";
+		return -EINVAL;
+	}
+	ht->slots = kvcalloc(nr_slots, sizeof(*ht->slots), GFP_KERNEL);
+	ht->free_slots = kvmalloc_array(nr_slots, sizeof(*ht->free_slots),
+					GFP_KERNEL);
+	if (!ht->slots || !ht->free_slots) {
+		*error = "Cannot allocate the slot table";
+		return -ENOMEM;
+	}
+	/* Slot 0 is handed out first. */
+	for (i = 0; i < nr_slots; i++) {
+		ht->free_slots[i] = nr_slots - 1 - i;
+		bio_list_init(&ht->slots[i].waiting);
+	}
+	ht->nr_free = nr_slots;
+
+	r = hottier_heat_init(&ht->heat, hottier_max_tracked(&ht->args,
+							     nr_slots));
+	if (r) {
+		*error = "Cannot allocate the heat table";
+		return r;
+	}
+	r = hottier_ghost_init(&ht->ghost, max_t(u32, nr_slots, 64));
+	if (r) {
+		*error = "Cannot allocate the ghost list";
+		return r;
+	}
+	hottier_seq_init(&ht->seq);
+	return 0;
+}
+
+static int init_migration(struct hottier *ht, char **error)
+{
+	int i, r;
+
+	ht->wq = alloc_workqueue("dm-" DM_MSG_PREFIX, WQ_MEM_RECLAIM, 0);
+	if (!ht->wq) {
+		*error = "Cannot allocate the workqueue";
+		return -ENOMEM;
+	}
+	ht->kcopyd = dm_kcopyd_client_create(&dm_kcopyd_throttle);
+	if (IS_ERR(ht->kcopyd)) {
+		*error = "Cannot create the kcopyd client";
+		return PTR_ERR(ht->kcopyd);
+	}
+	r = bioset_init(&ht->bs, BIO_POOL_SIZE, 0, 0);
+	if (r) {
+		*error = "Cannot allocate the bio set";
+		return r;
+	}
+	for (i = 0; i < HOTTIER_MAX_MIGRATIONS; i++) {
+		ht->migs[i].ht = ht;
+		INIT_WORK(&ht->migs[i].work, complete_copy);
+	}
+	hottier_tokens_init(&ht->tokens, ktime_get_ns());
+	return 0;
+}
+
+static void init_state(struct hottier *ht)
+{
+	int i;
+
+	mutex_init(&ht->lock);
+	spin_lock_init(&ht->free_lock);
+	spin_lock_init(&ht->cand_lock);
+	spin_lock_init(&ht->redispatch_lock);
+	INIT_KFIFO(ht->candidates);
+	bio_list_init(&ht->redispatch);
+	INIT_WORK(&ht->redispatch_work, do_redispatch);
+	INIT_DELAYED_WORK(&ht->promote_work, do_promote);
+	INIT_DELAYED_WORK(&ht->tick_work, do_tick);
+	init_waitqueue_head(&ht->migrate_wait);
+	for (i = 0; i < HOTTIER_WTRACK_BUCKETS; i++)
+		spin_lock_init(&ht->wtrack[i].lock);
+}
+
+static void init_target(struct hottier *ht)
+{
+	struct dm_target *ti = ht->ti;
+
+	ti->num_flush_bios = HOTTIER_NR_FLUSH_BIOS;
+	ti->flush_supported = true;
+	if (ht->args.discard == HOTTIER_DISCARD_PASSDOWN) {
+		ti->num_discard_bios = 1;
+		/* The HDD alone takes discards: see hottier_io_hints(). */
+		ti->discards_supported = true;
+	}
+	ti->num_write_zeroes_bios = 1;
+	ti->per_io_data_size = sizeof(struct hottier_io);
+}
+
+/*
+ * Construct a hottier mapping:
+ * <hdd_dev> <ssd_dev> <extent_sectors> [<#args> <key> <value>...]
+ *
+ * Nothing is read from or written to the SSD until the table is resumed:
+ * on a reload, the old table is still live.
+ */
+static int hottier_ctr(struct dm_target *ti, unsigned int argc, char **argv)
+{
+	struct hottier *ht;
+	int r;
+
+	ht = kzalloc(sizeof(*ht), GFP_KERNEL);
+	if (!ht) {
+		ti->error = "Cannot allocate hottier context";
+		return -ENOMEM;
+	}
+	ht->ti = ti;
+	init_state(ht);
+
+	r = hottier_parse_args(argc, argv, &ht->args, &ti->error);
+	if (r)
+		goto bad;
+	ht->extent_shift = ilog2(ht->args.extent_sectors);
+
+	r = get_devices(ht, &ti->error);
+	if (r)
+		goto bad;
+	hottier_layout(bdev_nr_sectors(ht->ssd->bdev), ht->args.extent_sectors,
+		       &ht->layout);
+
+	r = claim_members(ht, &ti->error);
+	if (r)
+		goto bad;
+	r = alloc_tables(ht, &ti->error);
+	if (r)
+		goto bad;
+	r = init_migration(ht, &ti->error);
+	if (r)
+		goto bad;
+
+	r = dm_set_target_max_io_len(ti, ht->args.extent_sectors);
+	if (r) {
+		ti->error = "Cannot set the extent size as the maximum I/O size";
+		goto bad;
+	}
+	init_target(ht);
+	/* Paths point into argv, which dm core frees after the constructor. */
+	ht->args.hdd_path = NULL;
+	ht->args.ssd_path = NULL;
+	ti->private = ht;
+	return 0;
+
+bad:
+	hottier_destroy(ht);
+	return r;
+}
+
+static void hottier_dtr(struct dm_target *ti)
+{
+	hottier_destroy(ti->private);
+}
+
+/* Suspend and resume */
+
+/*
+ * dm core has drained the target's bios; stop starting copies, wait for
+ * those in flight, and let their completions run.
+ */
+static void hottier_postsuspend(struct dm_target *ti)
+{
+	struct hottier *ht = ti->private;
+
+	WRITE_ONCE(ht->running, false);
+	cancel_delayed_work_sync(&ht->promote_work);
+	wait_event(ht->migrate_wait, !atomic_read(&ht->migrating));
+	cancel_delayed_work_sync(&ht->tick_work);
+	flush_workqueue(ht->wq);
+}
+
+static void hottier_resume(struct dm_target *ti)
+{
+	struct hottier *ht = ti->private;
+
+	WRITE_ONCE(ht->running, true);
+	queue_delayed_work(ht->wq, &ht->tick_work,
+			   msecs_to_jiffies(ht->args.heat_halflife_ms /
+					    HOTTIER_EPOCHS_PER_HALFLIFE));
+	kick_promote(ht, 0);
+}
+
+/* Status */
+
+static void emit_args(struct hottier *ht, char *result, unsigned int maxlen,
+		      unsigned int *szp)
+{
+	unsigned int sz = *szp;
+	char value[24];
+	int k;
+
+	DMEMIT(" %d", 2 * HOTTIER_NR_KEYS);
+	for (k = 0; k < HOTTIER_NR_KEYS; k++) {
+		hottier_format_value(&ht->args, k, value, sizeof(value));
+		DMEMIT(" %s %s", hottier_key_name(k), value);
+	}
+	*szp = sz;
+}
 
 /*
  * Status INFO fields, in order (Documentation/hottier.rst):
  *   <reads> <writes> <read_sectors> <write_sectors> <discards> <flushes>
- *   <ssd_flush_errors>
+ *   <ssd_flush_errors> <used_slots>/<total_slots> <read_hits> <read_misses>
+ *   <promotions> <demotions> <copies_discarded> <migrations_in_flight>
+ *   <pinned> <tracked> <scrub_checked> <scrub_mismatches>
  *
- * Status TABLE: the table line that recreates this device.
+ * Status TABLE: the table line that recreates this device, every optional
+ * key with its current value.
  */
 static void hottier_status(struct dm_target *ti, status_type_t type,
 			   unsigned int status_flags, char *result,
@@ -311,24 +1279,37 @@ static void hottier_status(struct dm_target *ti, status_type_t type,
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		for (i = 0; i < HOTTIER_NR_STATS; i++)
-			DMEMIT("%s%llu", i ? " " : "",
-			       (unsigned long long)atomic64_read(&ht->stats[i]));
+		for (i = 0; i <= HOTTIER_STAT_SSD_FLUSH_ERRORS; i++)
+			DMEMIT("%llu ", (unsigned long long)
+			       atomic64_read(&ht->stats[i]));
+		DMEMIT("%d/%llu", atomic_read(&ht->resident),
+		       (unsigned long long)ht->layout.nr_slots);
+		for (i = HOTTIER_STAT_READ_HITS; i < HOTTIER_NR_STATS; i++)
+			DMEMIT(" %llu", (unsigned long long)
+			       atomic64_read(&ht->stats[i]));
+		DMEMIT(" %d %d %d %llu %llu", atomic_read(&ht->migrating),
+		       atomic_read(&ht->pinned),
+		       atomic_read(&ht->heat.tracked),
+		       (unsigned long long)READ_ONCE(ht->scrub_checked),
+		       (unsigned long long)READ_ONCE(ht->scrub_mismatches));
 		break;
 	case STATUSTYPE_TABLE:
-		DMEMIT("%s %s %llu 2 discard %s", ht->hdd->name, ht->ssd->name,
-		       (unsigned long long)ht->args.extent_sectors,
-		       hottier_discard_name(ht->args.discard));
+		DMEMIT("%s %s %llu", ht->hdd->name, ht->ssd->name,
+		       (unsigned long long)ht->args.extent_sectors);
+		emit_args(ht, result, maxlen, &sz);
 		break;
 	case STATUSTYPE_IMA:
 		DMEMIT_TARGET_NAME_VERSION(ti->type);
-		DMEMIT(",hdd=%s,ssd=%s,extent_sectors=%llu,discard=%s;",
+		DMEMIT(",hdd=%s,ssd=%s,extent_sectors=%llu,discard=%s,write_policy=%s;",
 		       ht->hdd->name, ht->ssd->name,
 		       (unsigned long long)ht->args.extent_sectors,
-		       hottier_discard_name(ht->args.discard));
+		       hottier_discard_name(ht->args.discard),
+		       hottier_write_policy_name(ht->args.write_policy));
 		break;
 	}
 }
+
+/* Messages */
 
 static void reset_stats(struct hottier *ht)
 {
@@ -338,19 +1319,258 @@ static void reset_stats(struct hottier *ht)
 		atomic64_set(&ht->stats[i], 0);
 }
 
+/* Parse "<start_sector> <nr_sectors>" into the extents they cover. */
+static int parse_range(struct hottier *ht, char **argv, u64 *first, u64 *last)
+{
+	u64 start, nr;
+
+	if (kstrtou64(argv[0], 10, &start) || kstrtou64(argv[1], 10, &nr) ||
+	    !nr || start >= ht->ti->len || nr > ht->ti->len - start)
+		return -EINVAL;
+	*first = start >> ht->extent_shift;
+	*last = (start + nr - 1) >> ht->extent_shift;
+	return 0;
+}
+
+static void demote_one(struct hottier *ht, struct hottier_heat_entry *e)
+{
+	if ((e->flags & HOTTIER_E_RESIDENT) && !(e->flags & HOTTIER_E_PINNED))
+		__drop_replica(ht, e, false);
+}
+
+static void unpin_one(struct hottier *ht, struct hottier_heat_entry *e)
+{
+	if (e->flags & HOTTIER_E_PINNED) {
+		e->flags &= ~HOTTIER_E_PINNED;
+		atomic_dec(&ht->pinned);
+	}
+}
+
+/*
+ * promote: raise each extent's heat to the threshold and queue it; pin:
+ * the same, and the extents are never evicted. Refused (-ENOSPC) when the
+ * extents cannot all be tracked or pinned extents would outnumber slots;
+ * a refused pin leaves nothing pinned.
+ */
+static int promote_range(struct hottier *ht, u64 first, u64 last, bool pin)
+{
+	u32 threshold = threshold_heat(ht);
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	unsigned long flags;
+	u64 extent;
+
+	if (last - first >= ht->layout.nr_slots ||
+	    (pin && atomic_read(&ht->pinned) + (last - first + 1) >
+	     ht->layout.nr_slots))
+		return -ENOSPC;
+
+	for (extent = first; extent <= last; extent++) {
+		set = hottier_heat_lock(&ht->heat, extent, &flags);
+		e = __hottier_heat_get(&ht->heat, set, extent, threshold);
+		if (!e) {
+			hottier_heat_unlock(set, flags);
+			if (pin && extent > first)
+				apply_in_range(ht, first, extent - 1, unpin_one);
+			return -ENOSPC;
+		}
+		if (__hottier_heat_read(&ht->heat, e) < threshold)
+			e->heat = threshold;
+		if (pin && !(e->flags & HOTTIER_E_PINNED)) {
+			e->flags |= HOTTIER_E_PINNED;
+			atomic_inc(&ht->pinned);
+		}
+		__post_candidate(ht, e);
+		hottier_heat_unlock(set, flags);
+	}
+	return 0;
+}
+
+/* Drop every replica, and make copies in flight drop theirs. */
+static void invalidate(struct hottier *ht)
+{
+	atomic_inc(&ht->invalidations);
+	apply_in_range(ht, 0, U64_MAX - 1, drop_any);
+}
+
+static int read_page(struct block_device *bdev, sector_t sector,
+		     struct page *page, unsigned int len)
+{
+	struct bio *bio = bio_alloc(bdev, 1, REQ_OP_READ, GFP_KERNEL);
+	int r;
+
+	bio->bi_iter.bi_sector = sector;
+	__bio_add_page(bio, page, len, 0);
+	r = submit_bio_wait(bio);
+	bio_put(bio);
+	return r;
+}
+
+/* Compare a replica with its HDD extent: 1 if they differ, 0 if not. */
+static int compare_extent(struct hottier *ht, u64 extent, u32 slot,
+			  struct page *a, struct page *b)
+{
+	sector_t len = extent_len(ht, extent), off, n;
+	int r;
+
+	for (off = 0; off < len; off += n) {
+		n = min_t(sector_t, len - off, HOTTIER_SCRUB_CHUNK >> SECTOR_SHIFT);
+		r = read_page(ht->ssd->bdev, slot_sector(ht, slot) + off, a,
+			      n << SECTOR_SHIFT);
+		if (!r)
+			r = read_page(ht->hdd->bdev,
+				      extent_first_sector(ht, extent) + off, b,
+				      n << SECTOR_SHIFT);
+		if (r)
+			return r;
+		if (memcmp(page_address(a), page_address(b), n << SECTOR_SHIFT))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Scrub one slot. A comparison that overlapped a write (the extent's write
+ * generation moved, or a write was in flight) proves nothing: try again.
+ * Returns 1 for a mismatch, 0 for a match or no replica, -EBUSY if writes
+ * never left it alone.
+ */
+static int scrub_slot(struct hottier *ht, u32 slot, struct page *a,
+		      struct page *b)
+{
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	struct hottier_wtrack *wt;
+	unsigned long flags;
+	unsigned int gen;
+	int tries, r;
+	bool quiet;
+	u64 extent;
+
+	for (tries = 0; tries < HOTTIER_SCRUB_TRIES; tries++) {
+		extent = READ_ONCE(ht->slots[slot].extent);
+		set = hottier_heat_lock(&ht->heat, extent, &flags);
+		e = __hottier_heat_find(set, extent);
+		if (!e || !(e->flags & HOTTIER_E_RESIDENT) || e->slot != slot) {
+			hottier_heat_unlock(set, flags);
+			return 0;
+		}
+		slot_get(ht, slot);
+		hottier_heat_unlock(set, flags);
+
+		wt = wtrack_of(ht, extent);
+		spin_lock_irqsave(&wt->lock, flags);
+		quiet = !wt->inflight;
+		gen = wt->gen;
+		spin_unlock_irqrestore(&wt->lock, flags);
+
+		r = quiet ? compare_extent(ht, extent, slot, a, b) : -EAGAIN;
+
+		spin_lock_irqsave(&wt->lock, flags);
+		quiet = !wt->inflight && wt->gen == gen;
+		spin_unlock_irqrestore(&wt->lock, flags);
+		slot_put(ht, slot);
+		if (r >= 0 && quiet) {
+			ht->scrub_checked++;
+			return r;
+		}
+		if (r < 0 && r != -EAGAIN)
+			return r;
+		msleep(HOTTIER_RETRY_MS);
+	}
+	return -EBUSY;
+}
+
+static int scrub(struct hottier *ht)
+{
+	unsigned int order = get_order(HOTTIER_SCRUB_CHUNK);
+	struct page *a, *b;
+	int r = 0;
+	u32 slot;
+
+	a = alloc_pages(GFP_KERNEL, order);
+	b = alloc_pages(GFP_KERNEL, order);
+	if (!a || !b) {
+		r = -ENOMEM;
+		goto out;
+	}
+	ht->scrub_checked = 0;
+	ht->scrub_mismatches = 0;
+	for (slot = 0; slot < ht->layout.nr_slots; slot++) {
+		r = scrub_slot(ht, slot, a, b);
+		if (r < 0)
+			break;
+		ht->scrub_mismatches += r;
+		r = 0;
+		cond_resched();
+	}
+out:
+	if (a)
+		__free_pages(a, order);
+	if (b)
+		__free_pages(b, order);
+	return r;
+}
+
+static int range_message(struct hottier *ht, const char *verb, char **argv)
+{
+	u64 first, last;
+
+	if (parse_range(ht, argv, &first, &last))
+		return -EINVAL;
+	if (!strcasecmp(verb, "promote"))
+		return promote_range(ht, first, last, false);
+	if (!strcasecmp(verb, "pin"))
+		return promote_range(ht, first, last, true);
+	if (!strcasecmp(verb, "demote")) {
+		apply_in_range(ht, first, last, demote_one);
+		return 0;
+	}
+	if (!strcasecmp(verb, "unpin")) {
+		apply_in_range(ht, first, last, unpin_one);
+		return 0;
+	}
+	return -EINVAL;
+}
+
 static int hottier_message(struct dm_target *ti, unsigned int argc,
 			   char **argv, char *result, unsigned int maxlen)
 {
 	struct hottier *ht = ti->private;
+	const char *name = dm_device_name(dm_table_get_md(ti->table));
+	char *error = NULL;
+	int r = -EINVAL;
 
+	mutex_lock(&ht->lock);
 	if (argc == 1 && !strcasecmp(argv[0], "reset_stats")) {
 		reset_stats(ht);
-		return 0;
+		r = 0;
+	} else if (argc == 1 && !strcasecmp(argv[0], "invalidate")) {
+		invalidate(ht);
+		r = 0;
+	} else if (argc == 1 && !strcasecmp(argv[0], "scrub")) {
+		r = scrub(ht);
+		if (r)
+			DMERR("%s: scrub stopped: error %d", name, r);
+	} else if (argc == 3) {
+		r = range_message(ht, argv[0], argv + 1);
+		if (r == -ENOSPC)
+			DMERR("%s: %s %s %s: more extents than the SSD or the heat table holds",
+			      name, argv[0], argv[1], argv[2]);
+	} else if (argc == 2 && hottier_is_key(argv[0])) {
+		r = hottier_set_key(&ht->args, argv[0], argv[1], true, &error);
+		if (r)
+			DMERR("%s: %s %s: %s", name, argv[0], argv[1], error);
+		else
+			kick_promote(ht, 0);
+		mutex_unlock(&ht->lock);
+		return r;
 	}
-	DMERR("%s: unsupported message '%s' with %u argument(s)",
-	      dm_device_name(dm_table_get_md(ti->table)),
-	      argc ? argv[0] : "", argc);
-	return -EINVAL;
+	mutex_unlock(&ht->lock);
+	if (r == -EINVAL)
+		DMERR("%s: unsupported message '%s' with %u argument(s)", name,
+		      argc ? argv[0] : "", argc);
+	return r;
 }
 
 /* Each member is reported with its own length: the SSD is not the HDD. */
@@ -385,12 +1605,15 @@ static void hottier_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type hottier_target = {
 	.name = "hottier",
-	.version = {0, 1, 0},
+	.version = {0, 2, 0},
+	.features = DM_TARGET_SINGLETON,
 	.module = THIS_MODULE,
 	.ctr = hottier_ctr,
 	.dtr = hottier_dtr,
 	.map = hottier_map,
 	.end_io = hottier_end_io,
+	.postsuspend = hottier_postsuspend,
+	.resume = hottier_resume,
 	.status = hottier_status,
 	.message = hottier_message,
 	.iterate_devices = hottier_iterate_devices,

@@ -16,7 +16,10 @@ import devices  # noqa: E402
 MODULE = os.environ.get("HOTTIER_MODULE") or os.path.join(
     REPO, "dm-hottier", "dm-hottier.ko")
 INFO_FIELDS = ["reads", "writes", "read_sectors", "write_sectors", "discards",
-               "flushes", "ssd_flush_errors"]
+               "flushes", "ssd_flush_errors", "slots_used", "slots_total",
+               "read_hits", "read_misses", "promotions", "demotions",
+               "copies_discarded", "migrations", "pinned", "tracked",
+               "scrub_checked", "scrub_mismatches"]
 _names = itertools.count()
 
 
@@ -78,6 +81,8 @@ def hottier(pair):
 def info(dev):
     """Status INFO counters by name, in Documentation/hottier.rst's order."""
     fields = dev.status().split()[3:]
+    # <used>/<total> slots is one field, as in dm-cache.
+    fields[7:8] = fields[7].split("/")
     assert len(fields) == len(INFO_FIELDS), fields
     return dict(zip(INFO_FIELDS, map(int, fields)))
 

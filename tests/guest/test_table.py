@@ -9,6 +9,11 @@ import devices
 from conftest import KernelLog, hottier_table, module_loaded, unique
 
 
+DEFAULT_ARGS = ("16 discard passdown write_policy through promote_threshold 4 "
+                "sequential_cutoff_kb 4096 heat_halflife_ms 60000 "
+                "max_migrations 4 migration_mbps 0 max_tracked 0")
+
+
 def dm_names():
     out = devices.run("dmsetup", "ls", "--target", "hottier").stdout
     return {line.split()[0] for line in out.splitlines()
@@ -32,7 +37,7 @@ def dm_kname(dev):
 def test_table_round_trips_through_create_and_reload(hottier):
     table = hottier.table()
     # The TABLE line reprints every optional key with its current value.
-    assert table.endswith("2048 2 discard passdown"), table
+    assert table.endswith("2048 " + DEFAULT_ARGS), table
     hottier.reload(table)
     assert hottier.table() == table
     name = hottier.name
@@ -46,7 +51,8 @@ def test_non_default_options_round_trip(pair):
     line = hottier_table(h.path, s.path, 128, ("discard", "ignore"))
     with devices.DmDevice(unique("ht"), line) as d:
         table = d.table()
-        assert table.endswith("128 2 discard ignore"), table
+        assert table.endswith(
+            "128 " + DEFAULT_ARGS.replace("discard passdown", "discard ignore")), table
         name = d.name
         d.remove()
         with devices.DmDevice(name, table) as again:
@@ -57,7 +63,34 @@ def test_zero_optional_args_is_valid(pair):
     h, s = pair
     line = hottier_table(h.path, s.path) + " 0"
     with devices.DmDevice(unique("ht"), line) as d:
-        assert d.table().endswith("2 discard passdown")
+        assert d.table().endswith(DEFAULT_ARGS)
+
+
+def test_runtime_tunables_appear_in_the_table_and_round_trip(hottier):
+    for key, value in (("write_policy", "around"), ("promote_threshold", "9"),
+                       ("sequential_cutoff_kb", "0"),
+                       ("heat_halflife_ms", "1000"), ("max_migrations", "2"),
+                       ("migration_mbps", "50")):
+        hottier.message(key, value)
+        assert f" {key} {value}" in hottier.table()
+    table = hottier.table()
+    hottier.reload(table)
+    assert hottier.table() == table
+
+
+@pytest.mark.parametrize("key,value", [
+    ("write_policy", "sideways"), ("promote_threshold", "0"),
+    ("max_migrations", "65"), ("heat_halflife_ms", "99"),
+    ("max_tracked", "4096")])
+def test_bad_runtime_tunable_is_refused_and_keeps_the_old_value(hottier, key,
+                                                                value):
+    before = hottier.table()
+    log = KernelLog()
+    r = subprocess.run(["dmsetup", "message", hottier.name, "0", key, value],
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    assert f"{key} {value}" in log.new()
+    assert hottier.table() == before
 
 
 # (table words after "hottier" with {H} {S} for the members, length or None
@@ -75,7 +108,8 @@ BAD_TABLES = [
      "Extent size must be between 64 and 2097152 sectors"),
     ("{H} {S} 2k", None, "Invalid extent size: not a number"),
     ("{H} {S} 2048", "HDD+1", "Target length exceeds the HDD's size"),
-    ("{H} {S} 2097152", 2048, "SSD is too small to hold one extent"),
+    ("{H} {S} 2097152", 2048,
+     "SSD is too small to hold its metadata and one extent"),
     ("{H} {S} 2048 x", None, "Invalid optional argument count"),
     ("{H} {S} 2048 1 discard", None,
      "Optional argument count must be even (key value pairs)"),
@@ -83,8 +117,15 @@ BAD_TABLES = [
      "Optional argument count does not match the arguments given"),
     ("{H} {S} 2048 2 discard ignore extra", None,
      "Optional argument count does not match the arguments given"),
-    ("{H} {S} 2048 2 write_policy through", None,
-     "Unknown optional argument"),
+    ("{H} {S} 2048 2 colour blue", None, "Unknown optional argument"),
+    ("{H} {S} 2048 2 write_policy back", None,
+     "Invalid write_policy value: expected through or around"),
+    ("{H} {S} 2048 2 promote_threshold 0", None,
+     "Invalid promote_threshold: expected 1 to 1000000 reads"),
+    ("{H} {S} 2048 2 max_migrations 65", None,
+     "Invalid max_migrations: expected 1 to 64"),
+    ("{H} {S} 2048 2 max_tracked 8", None,
+     "Invalid max_tracked: expected 0 (auto) or 16 to 67108864"),
     ("{H} {S} 2048 4 discard ignore discard ignore", None,
      "Optional argument given twice"),
     ("{H} {S} 2048 2 discard sometimes", None,
