@@ -187,6 +187,7 @@ struct hottier {
 	wait_queue_head_t migrate_wait;
 	struct hottier_tokens tokens;	/* used by promote_work only */
 	bool running;			/* copies may start: resumed */
+	bool wanted;			/* entries wait for queue_wanted() */
 
 	u64 scrub_checked;		/* under lock */
 	u64 scrub_mismatches;
@@ -363,17 +364,24 @@ static void __drop_replica(struct hottier *ht, struct hottier_heat_entry *e,
 	slot_put(ht, slot);
 }
 
-/* Queue an extent for the promotion worker, once. */
-static void __post_candidate(struct hottier *ht, struct hottier_heat_entry *e)
+/*
+ * Queue an extent for the promotion worker, once. False if the queue is
+ * full: a read will offer the extent again, and extents a message asked
+ * for (HOTTIER_E_WANTED, pinned) are found by queue_wanted().
+ */
+static bool __post_candidate(struct hottier *ht, struct hottier_heat_entry *e)
 {
 	if (e->flags & (HOTTIER_E_RESIDENT | HOTTIER_E_COPYING |
-			HOTTIER_E_QUEUED))
-		return;
-	if (kfifo_in_spinlocked(&ht->candidates, &e->extent, 1,
-				&ht->cand_lock)) {
-		e->flags |= HOTTIER_E_QUEUED;
-		kick_promote(ht, 0);
+			HOTTIER_E_QUEUED)) {
+		e->flags &= ~HOTTIER_E_WANTED;
+		return true;
 	}
+	if (!kfifo_in_spinlocked(&ht->candidates, &e->extent, 1,
+				 &ht->cand_lock))
+		return false;
+	e->flags = (e->flags & ~HOTTIER_E_WANTED) | HOTTIER_E_QUEUED;
+	kick_promote(ht, 0);
+	return true;
 }
 
 /* Apply fn to the extent's entry, if it is tracked, under its set lock. */
@@ -676,11 +684,33 @@ static int try_promote(struct hottier *ht, u64 extent)
 	return 0;
 }
 
+static void queue_wanted_one(struct hottier *ht, struct hottier_heat_entry *e)
+{
+	if ((e->flags & (HOTTIER_E_WANTED | HOTTIER_E_PINNED)) &&
+	    !__post_candidate(ht, e))
+		WRITE_ONCE(ht->wanted, true);
+}
+
+/*
+ * Extents that promote or pin asked for but found the candidate queue
+ * full: walk the table for them while the queue has room.
+ */
+static void queue_wanted(struct hottier *ht)
+{
+	if (!READ_ONCE(ht->wanted) || kfifo_is_full(&ht->candidates))
+		return;
+	WRITE_ONCE(ht->wanted, false);
+	apply_in_range(ht, 0, U64_MAX - 1, queue_wanted_one);
+}
+
 static void do_promote(struct work_struct *ws)
 {
 	struct hottier *ht = container_of(to_delayed_work(ws), struct hottier,
 					  promote_work);
 	u64 extent;
+
+	if (READ_ONCE(ht->running))
+		queue_wanted(ht);
 
 	while (READ_ONCE(ht->running) &&
 	       atomic_read(&ht->migrating) < READ_ONCE(ht->args.max_migrations)) {
@@ -1095,7 +1125,7 @@ static int init_migration(struct hottier *ht, char **error)
 {
 	int i, r;
 
-	ht->wq = alloc_workqueue("dm-" DM_MSG_PREFIX, WQ_MEM_RECLAIM, 0);
+	ht->wq = alloc_workqueue("dm-" DM_MSG_PREFIX, WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
 	if (!ht->wq) {
 		*error = "Cannot allocate the workqueue";
 		return -ENOMEM;
@@ -1380,7 +1410,10 @@ static int promote_range(struct hottier *ht, u64 first, u64 last, bool pin)
 			e->flags |= HOTTIER_E_PINNED;
 			atomic_inc(&ht->pinned);
 		}
-		__post_candidate(ht, e);
+		if (!(e->flags & (HOTTIER_E_RESIDENT | HOTTIER_E_COPYING)))
+			e->flags |= HOTTIER_E_WANTED;
+		if (!__post_candidate(ht, e))
+			WRITE_ONCE(ht->wanted, true);
 		hottier_heat_unlock(set, flags);
 	}
 	return 0;
