@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Benchmarks, outside CI (make bench). Builds the module for the 6.1 tier
+# and runs, each in one guest boot so the figures compared are measured
+# side by side:
+#   1. overhead: dm-hottier against dm-linear on zero-latency devices
+#      (random reads, sequential reads, write-through writes), as IOPS
+#      ratios (tests/lib/overhead.py; OVERHEAD_SECONDS, default 10);
+#   2. hit ratio on a zipf workload against dm-cache smq and the oracle
+#      (scripts/bench-zipf.sh; BENCH_SECONDS, default 150).
+# Results: results/bench/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${HOTTIER_RESULTS:-$PWD/results}
+scripts/setup.sh >/dev/null
+HOTTIER_RESULTS=$out scripts/matrix.sh build 6.1 >/dev/null
+kver=$(scripts/matrix.sh list | sed -n 's/^6\.1: //p')
+mkdir -p "$out/bench"
+HOTTIER_MODULE=$out/matrix/6.1/src/dm-hottier.ko \
+HOTTIER_VM_APPEND="null_blk.nr_devices=0" \
+HOTTIER_OVERHEAD_SECONDS=${OVERHEAD_SECONDS:-10} \
+	scripts/vm-run.sh --kver "$kver" --results "$out/bench/overhead" \
+	--timeout 1800 -- bash -c 'modprobe dm-mod; modprobe null_blk nr_devices=0;
+		insmod "$HOTTIER_MODULE" && OVERHEAD_SECONDS=$HOTTIER_OVERHEAD_SECONDS \
+		python3 tests/lib/overhead.py'
+if [ -x scripts/bench-zipf.sh ]; then
+	HOTTIER_RESULTS=$out scripts/bench-zipf.sh
+fi
