@@ -52,18 +52,28 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_tokens_init);
 bool hottier_tokens_take(struct hottier_tokens *t, u64 now_ns,
 			 u64 rate_bytes_per_s, u64 bytes)
 {
-	u64 elapsed;
+	u64 elapsed, secs;
+	u32 ns;
 
 	if (!rate_bytes_per_s)
 		return true;
 	elapsed = now_ns > t->last_ns ? now_ns - t->last_ns : 0;
 	t->last_ns = now_ns;
-	/* More than a second of credit is never kept. */
-	elapsed = min_t(u64, elapsed, NSEC_PER_SEC);
-	t->bytes = min_t(s64, t->bytes +
-			 (s64)mul_u64_u64_div_u64(elapsed, rate_bytes_per_s,
-						  NSEC_PER_SEC),
-			 (s64)rate_bytes_per_s);
+	/*
+	 * The time elapsed pays off any debt first, however long it took;
+	 * past the debt, no more than a second of credit is kept. Once the
+	 * whole seconds alone cover what the bucket lacks it is full, so the
+	 * product below stays within that and cannot overflow.
+	 */
+	secs = div_u64_rem(elapsed, NSEC_PER_SEC, &ns);
+	if (t->bytes >= (s64)rate_bytes_per_s ||
+	    secs > div64_u64(rate_bytes_per_s - t->bytes, rate_bytes_per_s))
+		t->bytes = rate_bytes_per_s;
+	else
+		t->bytes = min_t(s64, t->bytes + secs * rate_bytes_per_s +
+				 mul_u64_u64_div_u64(ns, rate_bytes_per_s,
+						     NSEC_PER_SEC),
+				 (s64)rate_bytes_per_s);
 	if (t->bytes < 0)
 		return false;
 	t->bytes -= bytes;
