@@ -36,6 +36,7 @@ enum hottier_entry_flag {
 	HOTTIER_E_PINNED	= BIT(3),	/* never evicted */
 	HOTTIER_E_QUEUED	= BIT(4),	/* a promotion candidate */
 	HOTTIER_E_WANTED	= BIT(5),	/* to queue: promote/pin asked */
+	HOTTIER_E_ASKED		= BIT(6),	/* promote asked: heat no matter */
 };
 
 /* Entries that must stay tracked: recycling them would lose state. */

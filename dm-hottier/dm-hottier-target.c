@@ -559,7 +559,8 @@ static bool start_copy(struct hottier *ht, u64 extent, u32 slot)
 		slot_free(ht, slot);
 		return true;
 	}
-	e->flags = (e->flags & ~HOTTIER_E_QUEUED) | HOTTIER_E_COPYING;
+	e->flags = (e->flags & ~(HOTTIER_E_QUEUED | HOTTIER_E_ASKED)) |
+		   HOTTIER_E_COPYING;
 	e->slot = slot;
 	ht->slots[slot].extent = extent;
 	ht->slots[slot].writing = false;
@@ -650,6 +651,9 @@ static int try_promote(struct hottier *ht, u64 extent)
 		return 0;
 	}
 	heat = __hottier_heat_read(&ht->heat, e);
+	/* An extent promote asked for stays eligible while its heat decays. */
+	if (e->flags & HOTTIER_E_ASKED)
+		heat = max(heat, threshold_heat(ht));
 	pinned = e->flags & HOTTIER_E_PINNED;
 	hottier_heat_unlock(set, flags);
 
@@ -1411,7 +1415,7 @@ static int promote_range(struct hottier *ht, u64 first, u64 last, bool pin)
 			atomic_inc(&ht->pinned);
 		}
 		if (!(e->flags & (HOTTIER_E_RESIDENT | HOTTIER_E_COPYING)))
-			e->flags |= HOTTIER_E_WANTED;
+			e->flags |= HOTTIER_E_WANTED | HOTTIER_E_ASKED;
 		if (!__post_candidate(ht, e))
 			WRITE_ONCE(ht->wanted, true);
 		hottier_heat_unlock(set, flags);
