@@ -5,6 +5,8 @@
 #   make install      install into /lib/modules/<ver>/updates, run depmod
 #   make check        everything CI runs; ends with "N passed, N failed"
 #   make demo         boot a guest, create a hottier device, run fio
+#   make bench        overhead against dm-linear, hit ratio against dm-cache
+#   make soak         the integrity race test for SOAK_SECONDS (default 600)
 #
 # Overrides: make KVER=<version> or make KDIR=<build tree>.
 
@@ -13,7 +15,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 MDIR := $(CURDIR)/dm-hottier
 W ?= 1
 
-.PHONY: all modules install clean distclean setup check demo kunit static guest-test dkms-test host-test matrix debug-kernel
+.PHONY: all modules install clean distclean setup check demo kunit static guest-test dkms-test host-test matrix debug-kernel bench soak
 
 all: modules
 
@@ -64,3 +66,18 @@ check:
 
 demo:
 	scripts/demo.sh
+
+bench:
+	scripts/bench.sh
+
+# The integrity race test, minutes long; HOTTIER_SEED repeats a run.
+SOAK_SECONDS ?= 600
+soak:
+	scripts/setup.sh >/dev/null
+	scripts/matrix.sh build 6.1 >/dev/null
+	HOTTIER_MODULE=$(CURDIR)/results/matrix/6.1/src/dm-hottier.ko \
+	HOTTIER_VM_APPEND=null_blk.nr_devices=0 \
+	HOTTIER_SOAK_SECONDS=$(SOAK_SECONDS) \
+		scripts/vm-run.sh --kver $$(scripts/matrix.sh list | sed -n 's/^6\.1: //p') \
+		--results results/soak --timeout $$(( $(SOAK_SECONDS) * 3 + 600 )) -- \
+		scripts/guest-suite.sh tests/guest/test_integrity.py

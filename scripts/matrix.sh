@@ -72,7 +72,9 @@ tier_tests() {
 	7.2-debug)
 		# KASAN and lockdep under TCG are slow: smoke and race tests.
 		echo tests/guest/test_table.py tests/guest/test_io.py \
-			tests/guest/test_fs_fio.py::test_suspend_resume_and_reload_under_fio_keep_data
+			tests/guest/test_fs_fio.py::test_suspend_resume_and_reload_under_fio_keep_data \
+			tests/guest/test_integrity.py \
+			tests/guest/test_tiering.py::test_suspend_reload_and_remove_with_copies_in_flight_keep_data
 		;;
 	*) echo tests/guest ;;
 	esac
