@@ -56,9 +56,18 @@ def unique(prefix):
 
 @pytest.fixture
 def pair(hottier_module):
-    """A zero-latency HDD (512 MiB: XFS needs 300) and SSD (64 MiB), with
-    volatile write caches so that flushes are real requests on both."""
-    with devices.fast(unique("hdd"), 512, cache_mb=4) as h, \
+    """A zero-latency HDD (512 MiB: XFS needs 300) and SSD (64 MiB)."""
+    with devices.fast(unique("hdd"), 512) as h, \
+         devices.fast(unique("ssd"), 64) as s:
+        yield h, s
+
+
+@pytest.fixture
+def cached_pair(hottier_module):
+    """A small zero-latency pair with volatile write caches, so that
+    flushes are real requests on both.  Only for light, single-threaded
+    I/O: see devices.NullBlk about null_blk's cache."""
+    with devices.fast(unique("hdd"), 256, cache_mb=4) as h, \
          devices.fast(unique("ssd"), 64, cache_mb=4) as s:
         yield h, s
 

@@ -82,7 +82,14 @@ def test_bios_are_split_at_extent_boundaries(pair):
         assert info(d)["reads"] >= 2
 
 
-def test_flush_reaches_both_members(hottier):
+def test_flush_reaches_both_members(cached_pair):
+    h, s = cached_pair
+    with devices.DmDevice(unique("ht"), hottier_table(h.path, s.path)) as d:
+        d.hdd, d.ssd = h, s
+        check_flush_reaches_both_members(d)
+
+
+def check_flush_reaches_both_members(hottier):
     # udev's probe reads may have promoted the first extents: with no
     # replicas and no promotions, a write's data goes to the HDD alone.
     hottier.message("promote_threshold", "1000000")

@@ -347,8 +347,8 @@ def check_files(root, sums, rng):
 def test_filesystem_through_promotions_is_fsck_clean_with_files_intact(
         hottier_module, fstype, policy):
     rng = random.Random(f"{fstype}-{policy}")
-    with devices.fast(unique("hdd"), 512, cache_mb=4) as h, \
-         devices.fast(unique("ssd"), 64, cache_mb=4) as s:
+    with devices.fast(unique("hdd"), 512) as h, \
+         devices.fast(unique("ssd"), 64) as s:
         with devices.DmDevice(unique("ht"), table(
                 h.path, s.path, 2048, write_policy=policy,
                 promote_threshold=2)) as d:

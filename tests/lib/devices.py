@@ -58,6 +58,12 @@ class NullBlk:
     """A null_blk device configured through configfs before power-on.
 
     The kernel names the disk after the configfs item: /dev/<name>.
+
+    cache_mb gives the device a volatile write cache, so that flushes are
+    real requests.  Keep such devices to light I/O: null_blk's flush
+    (null_make_cache_space) loops without sleeping until pages that other
+    contexts hold locked are written back; on 6.1, under mkfs plus
+    promotion copies, a kblockd worker spun there for 1000 s.
     """
 
     def __init__(self, name, size_mb, *, memory_backed=True,
