@@ -116,6 +116,7 @@ struct hottier_migration {
 /* Per-bio state (ti->per_io_data_size). */
 struct hottier_io {
 	u64 first, last;	/* extents counted in wtrack, if counted */
+	bool flush;		/* an empty flush (to either member) */
 	bool counted;
 	bool write_through;	/* holds slots[slot].writing */
 	u32 slot;		/* slot referenced, or HOTTIER_NO_SLOT */
@@ -952,13 +953,19 @@ static int hottier_map(struct dm_target *ti, struct bio *bio)
 	struct hottier *ht = ti->private;
 	struct hottier_io *io = dm_per_bio_data(bio, sizeof(*io));
 
-	if (is_empty_flush(bio))
-		return map_flush(ht, bio);
-
+	/*
+	 * Every bio's state is set here: end_io must not guess from the
+	 * bio, whose flags a member without a write cache changes (the
+	 * block layer strips REQ_PREFLUSH and ends the flush at once).
+	 */
+	io->flush = is_empty_flush(bio);
 	io->counted = false;
 	io->write_through = false;
 	io->slot = HOTTIER_NO_SLOT;
 	io->ssd_status = BLK_STS_OK;
+	if (io->flush)
+		return map_flush(ht, bio);
+
 	account_bio(ht, bio);
 
 	switch (bio_op(bio)) {
@@ -1014,7 +1021,8 @@ static int hottier_end_io(struct dm_target *ti, struct bio *bio,
 	struct hottier *ht = ti->private;
 	struct hottier_io *io;
 
-	if (is_empty_flush(bio)) {
+	io = dm_per_bio_data(bio, sizeof(*io));
+	if (io->flush) {
 		/* The SSD holds only clean replicas: its flush failing loses nothing. */
 		if (*error && dm_bio_get_target_bio_nr(bio) == HOTTIER_FLUSH_SSD) {
 			stat_add(ht, HOTTIER_STAT_SSD_FLUSH_ERRORS, 1);
@@ -1023,7 +1031,6 @@ static int hottier_end_io(struct dm_target *ti, struct bio *bio,
 		return DM_ENDIO_DONE;
 	}
 
-	io = dm_per_bio_data(bio, sizeof(*io));
 	if (io->write_through)
 		end_write_through(ht, io, *error);
 	if (io->slot != HOTTIER_NO_SLOT)
