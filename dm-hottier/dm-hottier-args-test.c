@@ -11,8 +11,9 @@
 #include <linux/string.h>
 
 #include "dm-hottier-args.h"
+#include "dm-hottier-route.h"
 
-#define MAX_WORDS 24
+#define MAX_WORDS 32
 
 struct args_case {
 	const char *desc;
@@ -256,6 +257,12 @@ static const char *bad_value_error(enum hottier_key key)
 		return "Invalid migration_mbps: expected 0 (unlimited) to 1000000";
 	case HOTTIER_KEY_MAX_TRACKED:
 		return "Invalid max_tracked: expected 0 (auto) or 16 to 67108864";
+	case HOTTIER_KEY_ROUTING:
+		return "Invalid routing value: expected latency or ssd";
+	case HOTTIER_KEY_MIGRATION_BUDGET_US:
+		return "Invalid migration_budget_us: expected 0 (off) to 10000000";
+	case HOTTIER_KEY_SSD_ERROR_THRESHOLD:
+		return "Invalid ssd_error_threshold: expected 1 to 1000000";
 	default:
 		return NULL;
 	}
@@ -280,6 +287,12 @@ static u32 *field(struct hottier_args *args, enum hottier_key key)
 		return &args->migration_mbps;
 	case HOTTIER_KEY_MAX_TRACKED:
 		return &args->max_tracked;
+	case HOTTIER_KEY_ROUTING:
+		return &args->routing;
+	case HOTTIER_KEY_MIGRATION_BUDGET_US:
+		return &args->migration_budget_us;
+	case HOTTIER_KEY_SSD_ERROR_THRESHOLD:
+		return &args->ssd_error_threshold;
 	default:
 		return NULL;
 	}
@@ -300,13 +313,17 @@ static void expect_args_eq(struct kunit *test, const struct hottier_args *a,
 	KUNIT_EXPECT_EQ(test, a->max_migrations, b->max_migrations);
 	KUNIT_EXPECT_EQ(test, a->migration_mbps, b->migration_mbps);
 	KUNIT_EXPECT_EQ(test, a->max_tracked, b->max_tracked);
+	KUNIT_EXPECT_EQ(test, a->routing, b->routing);
+	KUNIT_EXPECT_EQ(test, a->migration_budget_us, b->migration_budget_us);
+	KUNIT_EXPECT_EQ(test, a->ssd_error_threshold, b->ssd_error_threshold);
 }
 
 /* Every key set away from its default, to see that others stay put. */
-#define ALL_KEYS_LINE "/dev/a /dev/b 2048 16 discard ignore " \
+#define ALL_KEYS_LINE "/dev/a /dev/b 2048 22 discard ignore " \
 	"write_policy around promote_threshold 9 sequential_cutoff_kb 77 " \
 	"heat_halflife_ms 1234 max_migrations 3 migration_mbps 55 " \
-	"max_tracked 4096"
+	"max_tracked 4096 ssd_error_threshold 5 routing ssd " \
+	"migration_budget_us 15000"
 
 static void parse_line(struct kunit *test, const char *line,
 		       struct hottier_args *args)
@@ -409,6 +426,30 @@ static const struct key_case key_cases[] = {
 	REFUSE(MAX_TRACKED, "-16"),
 	REFUSE(MAX_TRACKED, "0x10"),
 	REFUSE(MAX_TRACKED, "4294967312"),		/* 16 modulo 2^32 */
+
+	ACCEPT(ROUTING, "latency", HOTTIER_ROUTING_LATENCY),
+	ACCEPT(ROUTING, "ssd", HOTTIER_ROUTING_SSD),
+	REFUSE(ROUTING, "SSD"),
+	REFUSE(ROUTING, "hdd"),
+	REFUSE(ROUTING, "0"),
+	REFUSE(ROUTING, ""),
+
+	ACCEPT(MIGRATION_BUDGET_US, "0", 0),
+	ACCEPT(MIGRATION_BUDGET_US, "1", 1),
+	ACCEPT(MIGRATION_BUDGET_US, "20000", 20000),
+	ACCEPT(MIGRATION_BUDGET_US, "10000000", 10000000),
+	REFUSE(MIGRATION_BUDGET_US, "10000001"),
+	REFUSE(MIGRATION_BUDGET_US, "-1"),
+	REFUSE(MIGRATION_BUDGET_US, "20ms"),
+	REFUSE(MIGRATION_BUDGET_US, "4294967296"),	/* 0 modulo 2^32 */
+
+	ACCEPT(SSD_ERROR_THRESHOLD, "1", 1),
+	ACCEPT(SSD_ERROR_THRESHOLD, "8", 8),
+	ACCEPT(SSD_ERROR_THRESHOLD, "1000000", 1000000),
+	REFUSE(SSD_ERROR_THRESHOLD, "0"),
+	REFUSE(SSD_ERROR_THRESHOLD, "1000001"),
+	REFUSE(SSD_ERROR_THRESHOLD, "-8"),
+	REFUSE(SSD_ERROR_THRESHOLD, "0x8"),
 };
 
 static void key_case_desc(const struct key_case *c, char *desc)
@@ -519,7 +560,8 @@ static void key_names(struct kunit *test)
 	static const char * const names[HOTTIER_NR_KEYS] = {
 		"discard", "write_policy", "promote_threshold",
 		"sequential_cutoff_kb", "heat_halflife_ms", "max_migrations",
-		"migration_mbps", "max_tracked",
+		"migration_mbps", "max_tracked", "routing",
+		"migration_budget_us", "ssd_error_threshold",
 	};
 	int k;
 
@@ -529,6 +571,10 @@ static void key_names(struct kunit *test)
 			   "through");
 	KUNIT_EXPECT_STREQ(test, hottier_write_policy_name(HOTTIER_WRITE_AROUND),
 			   "around");
+	KUNIT_EXPECT_STREQ(test, hottier_routing_name(HOTTIER_ROUTING_LATENCY),
+			   "latency");
+	KUNIT_EXPECT_STREQ(test, hottier_routing_name(HOTTIER_ROUTING_SSD),
+			   "ssd");
 }
 
 /* Without optional arguments, the documented defaults. */
@@ -545,6 +591,9 @@ static void parse_defaults(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, args.max_migrations, 4U);
 	KUNIT_EXPECT_EQ(test, args.migration_mbps, 0U);
 	KUNIT_EXPECT_EQ(test, args.max_tracked, 0U);
+	KUNIT_EXPECT_EQ(test, args.routing, HOTTIER_ROUTING_LATENCY);
+	KUNIT_EXPECT_EQ(test, args.migration_budget_us, 0U);
+	KUNIT_EXPECT_EQ(test, args.ssd_error_threshold, 8U);
 }
 
 /* Each default, printed, is a value its own key accepts at runtime. */
@@ -567,7 +616,7 @@ static void defaults_are_valid_values(struct kunit *test)
 	expect_args_eq(test, &args, &before);
 }
 
-/* All eight keys on one line, in an order of their own. */
+/* All eleven keys on one line, in an order of their own. */
 static void parse_every_key(struct kunit *test)
 {
 	struct hottier_args args;
@@ -582,6 +631,9 @@ static void parse_every_key(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, args.max_migrations, 3U);
 	KUNIT_EXPECT_EQ(test, args.migration_mbps, 55U);
 	KUNIT_EXPECT_EQ(test, args.max_tracked, 4096U);
+	KUNIT_EXPECT_EQ(test, args.routing, HOTTIER_ROUTING_SSD);
+	KUNIT_EXPECT_EQ(test, args.migration_budget_us, 15000U);
+	KUNIT_EXPECT_EQ(test, args.ssd_error_threshold, 5U);
 
 	parse_line(test, "/dev/a /dev/b 64 4 max_tracked 16 discard ignore",
 		   &args);
@@ -675,6 +727,10 @@ static const struct format_case format_cases[] = {
 	{ HOTTIER_KEY_MAX_MIGRATIONS, 64, "64" },
 	{ HOTTIER_KEY_MIGRATION_MBPS, 1000000, "1000000" },
 	{ HOTTIER_KEY_MAX_TRACKED, 67108864, "67108864" },
+	{ HOTTIER_KEY_ROUTING, HOTTIER_ROUTING_LATENCY, "latency" },
+	{ HOTTIER_KEY_ROUTING, HOTTIER_ROUTING_SSD, "ssd" },
+	{ HOTTIER_KEY_MIGRATION_BUDGET_US, 10000000, "10000000" },
+	{ HOTTIER_KEY_SSD_ERROR_THRESHOLD, 1, "1" },
 	/* Unsigned, whatever got there. */
 	{ HOTTIER_KEY_MAX_TRACKED, U32_MAX, "4294967295" },
 };

@@ -6,6 +6,7 @@
  */
 #include "dm-hottier-args.h"
 #include "dm-hottier-compat.h"
+#include "dm-hottier-route.h"
 
 #include <linux/kernel.h>
 #include <linux/blkdev.h>
@@ -37,6 +38,18 @@ static const char * const write_policy_names[] = {
 	[HOTTIER_WRITE_AROUND] = "around",
 	NULL
 };
+
+static const char * const routing_names[] = {
+	[HOTTIER_ROUTING_LATENCY] = "latency",
+	[HOTTIER_ROUTING_SSD] = "ssd",
+	NULL
+};
+
+const char *hottier_routing_name(u32 routing)
+{
+	return routing_names[routing];
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_routing_name);
 
 const char *hottier_discard_name(enum hottier_discard discard)
 {
@@ -83,6 +96,14 @@ static const struct hottier_key_desc keys[HOTTIER_NR_KEYS] = {
 		.offset = offsetof(struct hottier_args, max_tracked),
 		.bad_value = "Invalid max_tracked: expected 0 (auto) or 16 to 67108864",
 		.table_only = true },
+	[HOTTIER_KEY_ROUTING] = ENUM_KEY("routing", routing_names, routing,
+		"Invalid routing value: expected latency or ssd"),
+	[HOTTIER_KEY_MIGRATION_BUDGET_US] = NUM_KEY("migration_budget_us",
+		migration_budget_us, 0, 10000000,
+		"Invalid migration_budget_us: expected 0 (off) to 10000000"),
+	[HOTTIER_KEY_SSD_ERROR_THRESHOLD] = NUM_KEY("ssd_error_threshold",
+		ssd_error_threshold, 1, 1000000,
+		"Invalid ssd_error_threshold: expected 1 to 1000000"),
 };
 
 const char *hottier_key_name(enum hottier_key key)
@@ -209,6 +230,9 @@ static void set_defaults(struct hottier_args *args)
 	args->max_migrations = 4;
 	args->migration_mbps = 0;
 	args->max_tracked = 0;
+	args->routing = HOTTIER_ROUTING_LATENCY;
+	args->migration_budget_us = 0;
+	args->ssd_error_threshold = 8;
 }
 
 /*

@@ -45,6 +45,9 @@ enum hottier_key {
 	HOTTIER_KEY_MAX_MIGRATIONS,
 	HOTTIER_KEY_MIGRATION_MBPS,
 	HOTTIER_KEY_MAX_TRACKED,
+	HOTTIER_KEY_ROUTING,
+	HOTTIER_KEY_MIGRATION_BUDGET_US,
+	HOTTIER_KEY_SSD_ERROR_THRESHOLD,
 	HOTTIER_NR_KEYS,
 };
 
@@ -63,6 +66,9 @@ struct hottier_args {
 	u32 max_migrations;
 	u32 migration_mbps;		/* 0: unlimited */
 	u32 max_tracked;		/* 0: four per slot */
+	u32 routing;			/* enum hottier_routing */
+	u32 migration_budget_us;	/* 0: no migration QoS */
+	u32 ssd_error_threshold;	/* SSD errors before degraded */
 };
 
 struct hottier_layout {
@@ -85,5 +91,6 @@ int hottier_format_value(const struct hottier_args *args, enum hottier_key key,
 			 char *buf, size_t len);
 const char *hottier_discard_name(enum hottier_discard discard);
 const char *hottier_write_policy_name(enum hottier_write_policy policy);
+const char *hottier_routing_name(u32 routing);
 
 #endif /* DM_HOTTIER_ARGS_H */

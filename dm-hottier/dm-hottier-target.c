@@ -25,6 +25,7 @@
 #include "dm-hottier-compat.h"
 #include "dm-hottier-heat.h"
 #include "dm-hottier-policy.h"
+#include "dm-hottier-route.h"
 
 #include <linux/atomic.h>
 #include <linux/bio.h>
@@ -72,6 +73,10 @@ enum hottier_stat {
 	HOTTIER_STAT_PROMOTIONS,
 	HOTTIER_STAT_DEMOTIONS,
 	HOTTIER_STAT_COPIES_DISCARDED,
+	/* printed after the scrub result and the latency estimates: */
+	HOTTIER_STAT_REPLICA_READS_SSD,
+	HOTTIER_STAT_REPLICA_READS_HDD,
+	HOTTIER_STAT_SSD_ERRORS,
 	HOTTIER_NR_STATS,
 };
 
@@ -111,6 +116,7 @@ struct hottier_migration {
 	unsigned int gen;		/* write generation at the start */
 	int invalidations;		/* ht->invalidations at the start */
 	bool failed;
+	bool ssd_failed;		/* the write to the SSD failed */
 };
 
 /* Per-bio state (ti->per_io_data_size). */
@@ -121,6 +127,10 @@ struct hottier_io {
 	bool write_through;	/* holds slots[slot].writing */
 	u32 slot;		/* slot referenced, or HOTTIER_NO_SLOT */
 	blk_status_t ssd_status; /* the write-through SSD clone's result */
+	int dev;		/* a read's device (enum hottier_route_dev), or -1 */
+	u64 start_ns;		/* when the read was sent */
+	struct bvec_iter iter;	/* the read as mapped, for a retry on the HDD */
+	unsigned short bi_flags; /* ... and its flags (as dm-bio-record.h) */
 };
 
 #define HOTTIER_NR_CANDIDATES	256
@@ -128,6 +138,10 @@ struct hottier_io {
 #define HOTTIER_SCRUB_CHUNK	(64 * 1024)
 #define HOTTIER_SCRUB_TRIES	20
 #define HOTTIER_DROP_WALK	64
+#define HOTTIER_QOS_PERIOD_NS	(100ULL * NSEC_PER_MSEC)
+
+/* Bits of hottier.mode. */
+#define HOTTIER_DEGRADED	0
 
 /*
  * A device's claim on its members: no two hottier devices may share an HDD
@@ -189,6 +203,23 @@ struct hottier {
 	struct hottier_tokens tokens;	/* used by promote_work only */
 	bool running;			/* copies may start: resumed */
 	bool wanted;			/* entries wait for queue_wanted() */
+
+	struct hottier_lat lat[2];	/* by enum hottier_route_dev */
+	atomic64_t read_seq;		/* replica reads, for the fresh share */
+	struct hottier_qos qos;		/* the QoS controller; promote_work */
+	u64 qos_last_ns;		/* last QoS update; promote_work */
+	u64 qos_budget_ns;		/* the budget in force; promote_work */
+	atomic_t qos_reads;		/* foreground HDD reads this period */
+	atomic_t qos_near;		/* ... of them over half the budget */
+	atomic_t qos_over;		/* ... of them over the budget */
+
+	atomic_t ssd_errors;		/* since creation or ssd_reset */
+	unsigned long mode;		/* HOTTIER_DEGRADED, until ssd_reset */
+	struct work_struct event_work;	/* dm_table_event() off the I/O path */
+
+	spinlock_t retry_lock;		/* protects retry */
+	struct bio_list retry;		/* failed SSD reads, for the HDD */
+	struct work_struct retry_work;
 
 	u64 scrub_checked;		/* under lock */
 	u64 scrub_mismatches;
@@ -276,6 +307,62 @@ static void stat_add(struct hottier *ht, enum hottier_stat s, u64 v)
 static void kick_promote(struct hottier *ht, unsigned long delay)
 {
 	mod_delayed_work(ht->wq, &ht->promote_work, delay);
+}
+
+static const char *ht_name(struct hottier *ht)
+{
+	return dm_device_name(dm_table_get_md(ht->ti->table));
+}
+
+static bool is_degraded(struct hottier *ht)
+{
+	return test_bit(HOTTIER_DEGRADED, &ht->mode);
+}
+
+static void raise_event(struct work_struct *ws)
+{
+	struct hottier *ht = container_of(ws, struct hottier, event_work);
+
+	dm_table_event(ht->ti->table);
+}
+
+/*
+ * An SSD read, write or copy failed. At ssd_error_threshold errors the
+ * device degrades, once: replicas unused, no promotions, a dm event.
+ */
+static void ssd_error(struct hottier *ht)
+{
+	stat_add(ht, HOTTIER_STAT_SSD_ERRORS, 1);
+	if (atomic_inc_return(&ht->ssd_errors) <
+	    READ_ONCE(ht->args.ssd_error_threshold))
+		return;
+	if (test_and_set_bit(HOTTIER_DEGRADED, &ht->mode))
+		return;
+	DMERR("%s: %d SSD errors: degraded, the SSD is not used until ssd_reset",
+	      ht_name(ht), atomic_read(&ht->ssd_errors));
+	queue_work(ht->wq, &ht->event_work);
+}
+
+static void start_read(struct hottier *ht, struct hottier_io *io,
+		       enum hottier_route_dev dev)
+{
+	io->dev = dev;
+	io->start_ns = ktime_get_ns();
+	atomic_inc(&ht->lat[dev].inflight);
+}
+
+/* Where a read of a replicated extent goes. */
+static enum hottier_route_dev route_read(struct hottier *ht)
+{
+	struct hottier_lat *ssd = &ht->lat[HOTTIER_ROUTE_SSD];
+	struct hottier_lat *hdd = &ht->lat[HOTTIER_ROUTE_HDD];
+
+	return hottier_route(READ_ONCE(ht->args.routing),
+			     atomic64_read(&ssd->ewma_ns),
+			     atomic_read(&ssd->inflight),
+			     atomic64_read(&hdd->ewma_ns),
+			     atomic_read(&hdd->inflight),
+			     atomic64_inc_return(&ht->read_seq));
 }
 
 /* Slots */
@@ -482,6 +569,7 @@ static void copy_done(int read_err, unsigned long write_err, void *context)
 	struct hottier_migration *mig = context;
 
 	mig->failed = read_err || write_err;
+	mig->ssd_failed = write_err != 0;
 	queue_work(mig->ht->wq, &mig->work);
 }
 
@@ -522,8 +610,9 @@ static void complete_copy(struct work_struct *ws)
 			stat_add(ht, HOTTIER_STAT_COPIES_DISCARDED, 1);
 		if (mig->failed)
 			DMERR_LIMIT("%s: copy of extent %llu to the SSD failed",
-				    dm_device_name(dm_table_get_md(ht->ti->table)),
-				    (unsigned long long)mig->extent);
+				    ht_name(ht), (unsigned long long)mig->extent);
+		if (mig->ssd_failed)
+			ssd_error(ht);
 		slot_put(ht, mig->slot);
 	}
 	clear_bit(mig - ht->migs, &ht->migs_busy);
@@ -708,17 +797,87 @@ static void queue_wanted(struct hottier *ht)
 	apply_in_range(ht, 0, U64_MAX - 1, queue_wanted_one);
 }
 
+static u64 budget_ns(struct hottier *ht)
+{
+	return (u64)READ_ONCE(ht->args.migration_budget_us) * NSEC_PER_USEC;
+}
+
+/* A foreground HDD read completed in @ns: the QoS controller's input. */
+static void qos_note(struct hottier *ht, u64 ns)
+{
+	u64 budget = budget_ns(ht);
+
+	if (!budget)
+		return;
+	atomic_inc(&ht->qos_reads);
+	if (ns > budget / 2)
+		atomic_inc(&ht->qos_near);
+	if (ns > budget)
+		atomic_inc(&ht->qos_over);
+}
+
+/*
+ * At a resume or a new budget: copies start one at a time and grow while
+ * the budget holds; with no budget, max_migrations at once.
+ */
+static void qos_restart(struct hottier *ht)
+{
+	ht->qos_budget_ns = budget_ns(ht);
+	hottier_qos_start(&ht->qos, ht->args.max_migrations, ht->qos_budget_ns);
+	ht->qos_last_ns = ktime_get_ns();
+	atomic_set(&ht->qos_reads, 0);
+	atomic_set(&ht->qos_near, 0);
+	atomic_set(&ht->qos_over, 0);
+}
+
+/* For status: what the controller allows now. */
+static unsigned int migrations_allowed(struct hottier *ht)
+{
+	unsigned int max = READ_ONCE(ht->args.max_migrations);
+
+	return budget_ns(ht) ? min(READ_ONCE(ht->qos.allowed), max) : max;
+}
+
+/*
+ * Copies allowed in flight: max_migrations, less what the QoS controller
+ * takes away while the HDD's foreground reads are over migration_budget_us.
+ */
+static unsigned int qos_allowed(struct hottier *ht)
+{
+	unsigned int max = READ_ONCE(ht->args.max_migrations);
+	u64 now = ktime_get_ns();
+	u32 reads, near, over;
+
+	if (budget_ns(ht) != ht->qos_budget_ns)
+		qos_restart(ht);
+	if (now - ht->qos_last_ns >= HOTTIER_QOS_PERIOD_NS) {
+		reads = atomic_xchg(&ht->qos_reads, 0);
+		near = atomic_xchg(&ht->qos_near, 0);
+		over = atomic_xchg(&ht->qos_over, 0);
+		hottier_qos_next(&ht->qos, max, reads, near, over,
+				 budget_ns(ht));
+		ht->qos_last_ns = now;
+	}
+	return min(ht->qos.allowed, max);
+}
+
 static void do_promote(struct work_struct *ws)
 {
 	struct hottier *ht = container_of(to_delayed_work(ws), struct hottier,
 					  promote_work);
 	u64 extent;
 
-	if (READ_ONCE(ht->running))
-		queue_wanted(ht);
+	if (!READ_ONCE(ht->running) || is_degraded(ht))
+		return;
+	queue_wanted(ht);
 
-	while (READ_ONCE(ht->running) &&
-	       atomic_read(&ht->migrating) < READ_ONCE(ht->args.max_migrations)) {
+	while (READ_ONCE(ht->running) && !is_degraded(ht)) {
+		if (atomic_read(&ht->migrating) >= qos_allowed(ht)) {
+			/* Held back by the QoS: look again next period. */
+			if (!kfifo_is_empty(&ht->candidates))
+				kick_promote(ht, nsecs_to_jiffies(HOTTIER_QOS_PERIOD_NS));
+			break;
+		}
 		if (!kfifo_out_spinlocked(&ht->candidates, &extent, 1,
 					  &ht->cand_lock))
 			break;
@@ -811,6 +970,8 @@ static int map_read(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 	unsigned long flags;
 	bool scan;
 
+	io->iter = bio->bi_iter;
+	io->bi_flags = bio->bi_flags;
 	scan = hottier_seq_note(&ht->seq, offset, bio_sectors(bio), cutoff);
 	set = hottier_heat_lock(&ht->heat, extent, &flags);
 	e = __hottier_heat_find(set, extent);
@@ -820,19 +981,30 @@ static int map_read(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 				       threshold - HOTTIER_HEAT_ONE : 0);
 	if (e && !scan)
 		heat = __hottier_heat_add(&ht->heat, e, HOTTIER_HEAT_ONE);
-	if (e && (e->flags & HOTTIER_E_RESIDENT)) {
-		io->slot = e->slot;
-		slot_get(ht, io->slot);
-		hottier_heat_unlock(set, flags);
+	if (e && (e->flags & HOTTIER_E_RESIDENT) && !is_degraded(ht)) {
 		stat_add(ht, HOTTIER_STAT_READ_HITS, 1);
-		remap_ssd(ht, bio, offset, io->slot);
+		if (route_read(ht) == HOTTIER_ROUTE_SSD) {
+			io->slot = e->slot;
+			slot_get(ht, io->slot);
+			hottier_heat_unlock(set, flags);
+			stat_add(ht, HOTTIER_STAT_REPLICA_READS_SSD, 1);
+			remap_ssd(ht, bio, offset, io->slot);
+			start_read(ht, io, HOTTIER_ROUTE_SSD);
+			return DM_MAPIO_REMAPPED;
+		}
+		hottier_heat_unlock(set, flags);
+		stat_add(ht, HOTTIER_STAT_REPLICA_READS_HDD, 1);
+		remap_hdd(ht, bio, offset);
+		start_read(ht, io, HOTTIER_ROUTE_HDD);
 		return DM_MAPIO_REMAPPED;
 	}
-	if (e && !scan && (heat >= threshold || (e->flags & HOTTIER_E_PINNED)))
+	if (e && !scan && !is_degraded(ht) &&
+	    (heat >= threshold || (e->flags & HOTTIER_E_PINNED)))
 		__post_candidate(ht, e);
 	hottier_heat_unlock(set, flags);
 	stat_add(ht, HOTTIER_STAT_READ_MISSES, 1);
 	remap_hdd(ht, bio, offset);
+	start_read(ht, io, HOTTIER_ROUTE_HDD);
 	return DM_MAPIO_REMAPPED;
 }
 
@@ -884,7 +1056,8 @@ static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 
 	set = hottier_heat_lock(&ht->heat, extent, &flags);
 	e = __hottier_heat_find(set, extent);
-	if (!e || !(e->flags & HOTTIER_E_RESIDENT))
+	/* Degraded: replicas go stale and are dropped by ssd_reset. */
+	if (!e || !(e->flags & HOTTIER_E_RESIDENT) || is_degraded(ht))
 		goto hdd;
 	if (READ_ONCE(ht->args.write_policy) == HOTTIER_WRITE_AROUND) {
 		__drop_replica(ht, e, false);
@@ -963,6 +1136,7 @@ static int hottier_map(struct dm_target *ti, struct bio *bio)
 	io->write_through = false;
 	io->slot = HOTTIER_NO_SLOT;
 	io->ssd_status = BLK_STS_OK;
+	io->dev = -1;
 	if (io->flush)
 		return map_flush(ht, bio);
 
@@ -1000,6 +1174,8 @@ static void end_write_through(struct hottier *ht, struct hottier_io *io,
 	slot->writing = false;
 	waiting = slot->waiting;
 	bio_list_init(&slot->waiting);
+	if (io->ssd_status)
+		ssd_error(ht);
 	if (error || io->ssd_status) {
 		e = __hottier_heat_find(set, slot->extent);
 		if (e && (e->flags & HOTTIER_E_RESIDENT) && e->slot == io->slot)
@@ -1013,6 +1189,65 @@ static void end_write_through(struct hottier *ht, struct hottier_io *io,
 		spin_unlock_irqrestore(&ht->redispatch_lock, flags);
 		queue_work(ht->wq, &ht->redispatch_work);
 	}
+}
+
+/* Failed SSD reads are sent again, to the HDD, from retry_work. */
+static void do_retry(struct work_struct *ws)
+{
+	struct hottier *ht = container_of(ws, struct hottier, retry_work);
+	struct bio_list bios;
+	struct bio *bio;
+
+	spin_lock_irq(&ht->retry_lock);
+	bios = ht->retry;
+	bio_list_init(&ht->retry);
+	spin_unlock_irq(&ht->retry_lock);
+
+	while ((bio = bio_list_pop(&bios))) {
+		struct hottier_io *io = dm_per_bio_data(bio, sizeof(*io));
+
+		bio->bi_iter = io->iter;
+		bio->bi_flags = io->bi_flags;
+		bio->bi_status = BLK_STS_OK;
+		remap_hdd(ht, bio, dm_target_offset(ht->ti,
+						    bio->bi_iter.bi_sector));
+		start_read(ht, io, HOTTIER_ROUTE_HDD);
+		dm_submit_bio_remap(bio, NULL);
+	}
+}
+
+/*
+ * A read completed: its device's estimate takes the sample. True if it
+ * failed on the SSD and was queued for the HDD: the caller never sees an
+ * SSD error when the HDD can serve the read.
+ */
+static bool end_read(struct hottier *ht, struct bio *bio,
+		     struct hottier_io *io, blk_status_t error)
+{
+	struct hottier_lat *l = &ht->lat[io->dev];
+	u64 now = ktime_get_ns();
+	unsigned long flags;
+
+	atomic_dec(&l->inflight);
+	if (!error) {
+		hottier_lat_sample(l, now - io->start_ns);
+		if (io->dev == HOTTIER_ROUTE_HDD)
+			qos_note(ht, now - io->start_ns);
+		return false;
+	}
+	if (io->dev != HOTTIER_ROUTE_SSD)
+		return false;
+	ssd_error(ht);
+	if (io->slot != HOTTIER_NO_SLOT) {
+		slot_put(ht, io->slot);
+		io->slot = HOTTIER_NO_SLOT;
+	}
+	io->dev = -1;
+	spin_lock_irqsave(&ht->retry_lock, flags);
+	bio_list_add(&ht->retry, bio);
+	spin_unlock_irqrestore(&ht->retry_lock, flags);
+	queue_work(ht->wq, &ht->retry_work);
+	return true;
 }
 
 static int hottier_end_io(struct dm_target *ti, struct bio *bio,
@@ -1031,6 +1266,8 @@ static int hottier_end_io(struct dm_target *ti, struct bio *bio,
 		return DM_ENDIO_DONE;
 	}
 
+	if (io->dev >= 0 && end_read(ht, bio, io, *error))
+		return DM_ENDIO_INCOMPLETE;
 	if (io->write_through)
 		end_write_through(ht, io, *error);
 	if (io->slot != HOTTIER_NO_SLOT)
@@ -1172,6 +1409,10 @@ static void init_state(struct hottier *ht)
 	INIT_WORK(&ht->redispatch_work, do_redispatch);
 	INIT_DELAYED_WORK(&ht->promote_work, do_promote);
 	INIT_DELAYED_WORK(&ht->tick_work, do_tick);
+	INIT_WORK(&ht->event_work, raise_event);
+	INIT_WORK(&ht->retry_work, do_retry);
+	spin_lock_init(&ht->retry_lock);
+	bio_list_init(&ht->retry);
 	init_waitqueue_head(&ht->migrate_wait);
 	for (i = 0; i < HOTTIER_WTRACK_BUCKETS; i++)
 		spin_lock_init(&ht->wtrack[i].lock);
@@ -1277,6 +1518,7 @@ static void hottier_resume(struct dm_target *ti)
 	struct hottier *ht = ti->private;
 
 	WRITE_ONCE(ht->running, true);
+	qos_restart(ht);
 	queue_delayed_work(ht->wq, &ht->tick_work,
 			   msecs_to_jiffies(ht->args.heat_halflife_ms /
 					    HOTTIER_EPOCHS_PER_HALFLIFE));
@@ -1306,6 +1548,8 @@ static void emit_args(struct hottier *ht, char *result, unsigned int maxlen,
  *   <ssd_flush_errors> <used_slots>/<total_slots> <read_hits> <read_misses>
  *   <promotions> <demotions> <copies_discarded> <migrations_in_flight>
  *   <pinned> <tracked> <scrub_checked> <scrub_mismatches>
+ *   <ssd_latency_us> <hdd_latency_us> <replica_reads_ssd>
+ *   <replica_reads_hdd> <ssd_errors> <migrations_allowed> <mode>
  *
  * Status TABLE: the table line that recreates this device, every optional
  * key with its current value.
@@ -1325,7 +1569,8 @@ static void hottier_status(struct dm_target *ti, status_type_t type,
 			       atomic64_read(&ht->stats[i]));
 		DMEMIT("%d/%llu", atomic_read(&ht->resident),
 		       (unsigned long long)ht->layout.nr_slots);
-		for (i = HOTTIER_STAT_READ_HITS; i < HOTTIER_NR_STATS; i++)
+		for (i = HOTTIER_STAT_READ_HITS;
+		     i <= HOTTIER_STAT_COPIES_DISCARDED; i++)
 			DMEMIT(" %llu", (unsigned long long)
 			       atomic64_read(&ht->stats[i]));
 		DMEMIT(" %d %d %d %llu %llu", atomic_read(&ht->migrating),
@@ -1333,6 +1578,15 @@ static void hottier_status(struct dm_target *ti, status_type_t type,
 		       atomic_read(&ht->heat.tracked),
 		       (unsigned long long)READ_ONCE(ht->scrub_checked),
 		       (unsigned long long)READ_ONCE(ht->scrub_mismatches));
+		for (i = 0; i < ARRAY_SIZE(ht->lat); i++)
+			DMEMIT(" %llu", (unsigned long long)
+			       div_u64(atomic64_read(&ht->lat[i].ewma_ns),
+				       NSEC_PER_USEC));
+		for (i = HOTTIER_STAT_REPLICA_READS_SSD; i < HOTTIER_NR_STATS; i++)
+			DMEMIT(" %llu", (unsigned long long)
+			       atomic64_read(&ht->stats[i]));
+		DMEMIT(" %u %s", migrations_allowed(ht),
+		       is_degraded(ht) ? "degraded" : "rw");
 		break;
 	case STATUSTYPE_TABLE:
 		DMEMIT("%s %s %llu", ht->hdd->name, ht->ssd->name,
@@ -1435,6 +1689,26 @@ static void invalidate(struct hottier *ht)
 {
 	atomic_inc(&ht->invalidations);
 	apply_in_range(ht, 0, U64_MAX - 1, drop_any);
+	/* Pinned extents are copied again. */
+	WRITE_ONCE(ht->wanted, true);
+	kick_promote(ht, 0);
+}
+
+/*
+ * The one way back from degraded: writes skipped the SSD meanwhile, so
+ * every replica is dropped first; then the SSD is used again.
+ */
+static void ssd_reset(struct hottier *ht)
+{
+	bool was = is_degraded(ht);
+
+	invalidate(ht);
+	atomic_set(&ht->ssd_errors, 0);
+	clear_bit(HOTTIER_DEGRADED, &ht->mode);
+	DMINFO("%s: SSD reset: every replica dropped, mode rw%s", ht_name(ht),
+	       was ? " (was degraded)" : "");
+	dm_table_event(ht->ti->table);
+	kick_promote(ht, 0);
 }
 
 static int read_page(struct block_device *bdev, sector_t sector,
@@ -1592,6 +1866,9 @@ static int hottier_message(struct dm_target *ti, unsigned int argc,
 	} else if (argc == 1 && !strcasecmp(argv[0], "invalidate")) {
 		invalidate(ht);
 		r = 0;
+	} else if (argc == 1 && !strcasecmp(argv[0], "ssd_reset")) {
+		ssd_reset(ht);
+		r = 0;
 	} else if (argc == 1 && !strcasecmp(argv[0], "scrub")) {
 		r = scrub(ht);
 		if (r)
@@ -1649,7 +1926,7 @@ static void hottier_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type hottier_target = {
 	.name = "hottier",
-	.version = {0, 2, 0},
+	.version = {0, 3, 0},
 	.features = DM_TARGET_SINGLETON,
 	.module = THIS_MODULE,
 	.ctr = hottier_ctr,

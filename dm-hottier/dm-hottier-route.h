@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * dm-hottier: per-device latency estimates, the read routing decision and
+ * the migration QoS controller. Plain C with no bio, so KUnit drives it.
+ *
+ * The estimate is a moving average of read service time (as the multipath
+ * selector dm-ps-historical-service-time keeps one), updated locklessly at
+ * end_io, with the number of reads in flight beside it.
+ */
+#ifndef DM_HOTTIER_ROUTE_H
+#define DM_HOTTIER_ROUTE_H
+
+#include <linux/atomic.h>
+#include <linux/types.h>
+
+/* A new sample weighs 1/2^HOTTIER_EWMA_SHIFT. */
+#define HOTTIER_EWMA_SHIFT	3
+/* One replica read in this many goes to the slower device. */
+#define HOTTIER_FRESH_PERIOD	64
+/* The QoS keeps all but 1 in this many foreground HDD reads in budget. */
+#define HOTTIER_QOS_TAIL	100
+/* After a cut, copies wait at most this many QoS periods to grow again. */
+#define HOTTIER_QOS_BACKOFF_MAX	64
+
+struct hottier_lat {
+	atomic64_t ewma_ns;	/* 0: no sample yet */
+	atomic_t inflight;	/* reads sent and not completed */
+};
+
+/* The migration QoS controller's state, one step per QoS period. */
+struct hottier_qos {
+	unsigned int allowed;	/* copies allowed in flight */
+	unsigned int wait;	/* periods within budget before the next growth */
+	unsigned int backoff;	/* the wait the next cut sets */
+};
+
+enum hottier_routing {
+	HOTTIER_ROUTING_LATENCY,	/* the lower predicted completion */
+	HOTTIER_ROUTING_SSD,		/* always the SSD */
+};
+
+enum hottier_route_dev {
+	HOTTIER_ROUTE_SSD,
+	HOTTIER_ROUTE_HDD,
+};
+
+u64 hottier_ewma_next(u64 ewma, u64 sample);
+void hottier_lat_sample(struct hottier_lat *l, u64 sample_ns);
+u64 hottier_lat_predict(u64 ewma_ns, unsigned int inflight);
+enum hottier_route_dev hottier_route(enum hottier_routing mode, u64 ssd_ewma,
+				     unsigned int ssd_inflight, u64 hdd_ewma,
+				     unsigned int hdd_inflight, u64 seq);
+void hottier_qos_start(struct hottier_qos *q, unsigned int max,
+		       u64 budget_ns);
+void hottier_qos_next(struct hottier_qos *q, unsigned int max, u32 reads,
+		      u32 near, u32 over, u64 budget_ns);
+
+#endif /* DM_HOTTIER_ROUTE_H */
