@@ -6,7 +6,11 @@
 #      (random reads, sequential reads, write-through writes), as IOPS
 #      ratios (tests/lib/overhead.py; OVERHEAD_SECONDS, default 10);
 #   2. hit ratio on a zipf workload against dm-cache smq and the oracle
-#      (scripts/bench-zipf.sh; BENCH_SECONDS, default 150).
+#      (scripts/bench-zipf.sh; BENCH_SECONDS, default 150);
+#   3. routing and migration QoS: tests/guest/test_routing.py with longer
+#      runs (ROUTING_SECONDS per run, default 20): the saturated-SSD
+#      throughput ratio and the foreground p99 during a promotion burst,
+#      in results/bench/routing/*.json.
 # Results: results/bench/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +26,13 @@ HOTTIER_OVERHEAD_SECONDS=${OVERHEAD_SECONDS:-10} \
 	--timeout 1800 -- bash -c 'modprobe dm-mod; modprobe null_blk nr_devices=0;
 		insmod "$HOTTIER_MODULE" && OVERHEAD_SECONDS=$HOTTIER_OVERHEAD_SECONDS \
 		python3 tests/lib/overhead.py'
+secs=${ROUTING_SECONDS:-20}
+HOTTIER_MODULE=$out/matrix/6.1/src/dm-hottier.ko \
+HOTTIER_VM_APPEND="null_blk.nr_devices=0" \
+HOTTIER_ROUTING_SECONDS=$secs \
+	scripts/vm-run.sh --kver "$kver" --results "$out/bench/routing" \
+	--memory 6G --timeout $((secs * 40 + 900)) -- \
+	scripts/guest-suite.sh tests/guest/test_routing.py
 if [ -x scripts/bench-zipf.sh ]; then
 	HOTTIER_RESULTS=$out scripts/bench-zipf.sh
 fi

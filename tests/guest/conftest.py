@@ -19,7 +19,9 @@ INFO_FIELDS = ["reads", "writes", "read_sectors", "write_sectors", "discards",
                "flushes", "ssd_flush_errors", "slots_used", "slots_total",
                "read_hits", "read_misses", "promotions", "demotions",
                "copies_discarded", "migrations", "pinned", "tracked",
-               "scrub_checked", "scrub_mismatches"]
+               "scrub_checked", "scrub_mismatches", "ssd_latency_us",
+               "hdd_latency_us", "replica_reads_ssd", "replica_reads_hdd",
+               "ssd_errors", "migrations_allowed", "mode"]
 _names = itertools.count()
 
 
@@ -93,7 +95,8 @@ def info(dev):
     # <used>/<total> slots is one field, as in dm-cache.
     fields[7:8] = fields[7].split("/")
     assert len(fields) == len(INFO_FIELDS), fields
-    return dict(zip(INFO_FIELDS, map(int, fields)))
+    # Every field is a number but the last, the mode (rw or degraded).
+    return dict(zip(INFO_FIELDS, [*map(int, fields[:-1]), fields[-1]]))
 
 
 class KernelLog:

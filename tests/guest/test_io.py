@@ -27,7 +27,8 @@ def kname(dev):
 
 # Status fields that describe the present state, which reset_stats leaves.
 STATE_FIELDS = ("slots_used", "slots_total", "migrations", "pinned", "tracked",
-                "scrub_checked", "scrub_mismatches")
+                "scrub_checked", "scrub_mismatches", "ssd_latency_us",
+                "hdd_latency_us", "migrations_allowed", "mode")
 
 
 def counters(dev):

@@ -9,9 +9,10 @@ import devices
 from conftest import KernelLog, hottier_table, module_loaded, unique
 
 
-DEFAULT_ARGS = ("16 discard passdown write_policy through promote_threshold 4 "
+DEFAULT_ARGS = ("22 discard passdown write_policy through promote_threshold 4 "
                 "sequential_cutoff_kb 4096 heat_halflife_ms 60000 "
-                "max_migrations 4 migration_mbps 0 max_tracked 0")
+                "max_migrations 4 migration_mbps 0 max_tracked 0 "
+                "routing latency migration_budget_us 0 ssd_error_threshold 8")
 
 
 def dm_names():
@@ -70,7 +71,9 @@ def test_runtime_tunables_appear_in_the_table_and_round_trip(hottier):
     for key, value in (("write_policy", "around"), ("promote_threshold", "9"),
                        ("sequential_cutoff_kb", "0"),
                        ("heat_halflife_ms", "1000"), ("max_migrations", "2"),
-                       ("migration_mbps", "50")):
+                       ("migration_mbps", "50"), ("routing", "ssd"),
+                       ("migration_budget_us", "20000"),
+                       ("ssd_error_threshold", "3")):
         hottier.message(key, value)
         assert f" {key} {value}" in hottier.table()
     table = hottier.table()
@@ -81,7 +84,8 @@ def test_runtime_tunables_appear_in_the_table_and_round_trip(hottier):
 @pytest.mark.parametrize("key,value", [
     ("write_policy", "sideways"), ("promote_threshold", "0"),
     ("max_migrations", "65"), ("heat_halflife_ms", "99"),
-    ("max_tracked", "4096")])
+    ("max_tracked", "4096"), ("routing", "fastest"),
+    ("ssd_error_threshold", "0")])
 def test_bad_runtime_tunable_is_refused_and_keeps_the_old_value(hottier, key,
                                                                 value):
     before = hottier.table()

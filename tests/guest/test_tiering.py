@@ -111,9 +111,10 @@ def test_hot_set_is_promoted_and_then_read_from_the_ssd_only(hottier_module):
         meta = meta_sectors(ssd_sectors, extent)
         # No decay: a queued extent must not cool below the threshold
         # before its copy (test_promote_message_copies_every_extent...).
+        # routing ssd: where replica reads go by latency is test_routing's.
         with devices.DmDevice(unique("ht"), table(
                 h.path, s.path, extent, promote_threshold=NEVER,
-                heat_halflife_ms=86400000)) as d:
+                heat_halflife_ms=86400000, routing="ssd")) as d:
             assert info(d)["slots_total"] == nr_slots(ssd_sectors, extent)
             d.message("promote_threshold", "2")
             d.message("reset_stats")

@@ -1,0 +1,337 @@
+"""SSD faults never reach the caller; HDD faults always do.
+
+The SSD member is a dm-linear over a memory-backed null_blk, so a fault is
+injected under a live hottier device by reloading that dm table (dm-flakey
+in its error modes, dm-error) or by marking the null_blk's sectors bad.
+dm-flakey's drop_writes and corrupt_bio_byte are not used: they lose or
+change data silently, which no target can see. The Debian 6.1 kernel's
+dm-flakey has no error_reads (added in 6.6): read errors come from its
+plain down periods, in which every I/O fails.
+"""
+
+import errno
+import hashlib
+import mmap
+import os
+
+import pytest
+
+import devices
+import hotio
+from conftest import KernelLog, hottier_table, info, unique
+
+EXTENT = 256            # 128 KiB extents: many replicas in a small region
+REGION_MB = 8           # two fio jobs, each owning 4 MiB of it
+REGION = REGION_MB * 2048
+REGION_EXTENTS = REGION // EXTENT
+THRESHOLD = 8           # ssd_error_threshold (the default, given explicitly)
+SSD_MB = 32             # (32 MiB - metadata) / 128 KiB: 255 slots
+
+
+def job(rw, *extra):
+    """Two fio jobs, each owning half the region; crc32c verify headers in
+    every 16 KiB block, so any stale or wrong block fails verification."""
+    half = REGION_MB // 2
+    return ["--name=v", "--bs=16k", "--iodepth=8", "--numjobs=2",
+            f"--size={half}M", f"--offset_increment={half}M",
+            "--verify=crc32c", "--verify_fatal=1", f"--rw={rw}", *extra]
+
+
+WRITE = job("write", "--do_verify=0", "--randseed=11")
+# Random reads that check every block's header and checksum.
+VERIFY_READ = job("randread", "--randseed=12", "--time_based",
+                  "--runtime=4")
+# New data over the whole region, then read back and verified.
+REWRITE = job("randwrite", "--do_verify=1", "--randseed=13")
+
+
+def clean(result, what):
+    rc, report, tail = result
+    assert report is not None, f"{what}: no fio report\n{tail}"
+    errs = hotio.job_errors(report)
+    print(f"{what}: fio rc={rc} job errors={errs} "
+          f"read ios={hotio.total(report, 'read', 'total_ios')} "
+          f"write ios={hotio.total(report, 'write', 'total_ios')}")
+    assert rc == 0 and errs == [0] * len(errs), f"{what}:\n{tail}"
+
+
+def wait_resident(dev, n, timeout=120):
+    return hotio.wait_until(
+        lambda: info(dev)["slots_used"] >= n and info(dev)["migrations"] == 0,
+        timeout, what=f"{n} replicas")
+
+
+def table(hdd, ssd, *opts):
+    return hottier_table(hdd, ssd, EXTENT, opts=(
+        "promote_threshold", "1000000",
+        "ssd_error_threshold", str(THRESHOLD), *opts))
+
+
+def linear_table(dev):
+    return f"0 {devices.sectors(dev)} linear {dev} 0"
+
+
+class Fault:
+    """A fault under the SSD: inject() while fio runs, heal() after."""
+
+    def __init__(self, kind, raw, member):
+        self.kind, self.raw, self.member = kind, raw, member
+        self.n = devices.sectors(raw.path)
+
+    def inject(self):
+        if self.kind == "flakey_down":
+            # Up 1 s, down 1 s (every I/O fails), from the reload on.
+            self.member.reload(devices.flakey_table(self.raw.path, 1, 1))
+        elif self.kind == "flakey_error_writes":
+            # Always down: writes fail, reads pass.
+            self.member.reload(devices.flakey_table(self.raw.path, 0, 3600,
+                                                    "error_writes"))
+        elif self.kind == "badblocks":
+            # Every sector of the SSD: media errors on reads and writes.
+            self.raw.add_badblocks(0, self.n - 1)
+        elif self.kind == "dm_error":
+            self.member.reload(f"0 {self.n} error")
+        else:
+            raise ValueError(self.kind)
+
+    def heal(self):
+        if self.kind == "badblocks":
+            self.raw.clear_badblocks(0, self.n - 1)
+        else:
+            self.member.reload(linear_table(self.raw.path))
+
+
+@pytest.mark.parametrize("kind", ["flakey_down", "flakey_error_writes",
+                                  "badblocks", "dm_error"])
+def test_ssd_faults_under_fio_verify_degrade_then_ssd_reset_recovers(
+        hottier_module, kind):
+    """fio verify on the target while the SSD fails: no I/O error and no
+    verify failure reaches fio; the device degrades at the threshold with
+    a dm event; once the SSD is healthy, ssd_reset drops every replica,
+    returns to rw with another event, and promotions resume."""
+    log = KernelLog()
+    # The HDD is slower than the SSD, so replica reads go to the SSD.
+    with devices.NullBlk(unique("hdd"), 128, completion_nsec=200_000,
+                         hw_queue_depth=32) as h, \
+            devices.fast(unique("ssd"), SSD_MB) as s, \
+            devices.linear(unique("sm"), s.path) as m, \
+            devices.DmDevice(unique("ht"), table(h.path, m.path)) as d:
+        fault = Fault(kind, s, m)
+        clean(hotio.fio(d.path, *WRITE), f"{kind}: write")
+        d.message("pin", "0", str(REGION))
+        wait_resident(d, REGION_EXTENTS)
+        d.message("reset_stats")
+        ev0 = hotio.event_nr(d.name)
+
+        # Read and verify while the fault arrives, then rewrite and verify
+        # with the fault still there (write-through errors).
+        with hotio.Fio(d.path, *VERIFY_READ) as bg:
+            hotio.wait_until(lambda: info(d)["read_hits"] > 0, 30,
+                             what="replica reads")
+            fault.inject()
+            clean(bg.wait(), f"{kind}: verify reads")
+        clean(hotio.fio(d.path, *REWRITE), f"{kind}: rewrite")
+        clean(hotio.fio(d.path, *VERIFY_READ), f"{kind}: verify degraded")
+
+        c = info(d)
+        ev1 = hotio.event_nr(d.name)
+        print(f"{kind}: faulted: ssd_errors={c['ssd_errors']} "
+              f"demotions={c['demotions']} read_hits={c['read_hits']} "
+              f"replica_reads_ssd={c['replica_reads_ssd']} "
+              f"replica_reads_hdd={c['replica_reads_hdd']} "
+              f"mode={c['mode']} events {ev0}->{ev1}")
+        assert c["ssd_errors"] >= THRESHOLD, c
+        assert c["mode"] == "degraded", c
+        assert ev1 > ev0
+        assert "degraded" in log.new()
+
+        # Degraded: no replica is read, and reads of pinned extents whose
+        # replicas were dropped promote nothing.
+        d.message("reset_stats")
+        clean(hotio.fio(d.path, *VERIFY_READ), f"{kind}: verify degraded 2")
+        c = info(d)
+        assert (c["read_hits"], c["replica_reads_ssd"], c["promotions"],
+                c["migrations"]) == (0, 0, 0, 0), c
+
+        fault.heal()
+        # Unpinned, so that the reset itself copies nothing again.
+        d.message("unpin", "0", str(REGION))
+        before = info(d)["slots_used"]
+        d.message("reset_stats")
+        d.message("ssd_reset")
+        c = hotio.wait_until(lambda: (x := info(d))["migrations"] == 0 and x,
+                             30, what="no copy in flight")
+        ev2 = hotio.event_nr(d.name)
+        print(f"{kind}: ssd_reset: replicas before={before} after="
+              f"{c['slots_used']} demotions={c['demotions']} "
+              f"promotions since={c['promotions']} mode={c['mode']} "
+              f"events {ev1}->{ev2}")
+        assert c["mode"] == "rw", c
+        assert ev2 > ev1
+        # Every old replica was dropped: what is on the SSD now (normally
+        # nothing) was copied after the reset.
+        assert c["demotions"] >= before, c
+        assert c["slots_used"] == c["promotions"], c
+
+        # Promotions resume; the new replicas hold what the rewrite wrote.
+        d.message("pin", "0", str(REGION))
+        wait_resident(d, REGION_EXTENTS)
+        c = info(d)
+        assert c["promotions"] >= REGION_EXTENTS, c
+        assert c["ssd_errors"] == 0, c
+        d.message("reset_stats")
+        clean(hotio.fio(d.path, *VERIFY_READ), f"{kind}: verify after reset")
+        c = info(d)
+        assert c["read_hits"] > 0 and c["replica_reads_ssd"] > 0, c
+        d.message("scrub")
+        c = info(d)
+        assert (c["scrub_checked"], c["scrub_mismatches"]) == \
+            (REGION_EXTENTS, 0), c
+        # Nothing reached the caller. (The SSD member's own errors, from
+        # udev probing it after a reload, are logged under its name.)
+        kname = os.path.basename(os.path.realpath(d.path))
+        assert f"Buffer I/O error on dev {kname}," not in log.new()
+
+
+def odirect_read(path, offset, length):
+    """Read through O_DIRECT (an aligned buffer): the device, not the page
+    cache, answers. Raises OSError as the device reports it."""
+    buf = mmap.mmap(-1, length)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    try:
+        n = os.preadv(fd, [buf], offset)
+        assert n == length, (n, length)
+        return bytes(buf)
+    finally:
+        os.close(fd)
+        buf.close()
+
+
+def odirect_write(path, offset, data):
+    buf = mmap.mmap(-1, len(data))
+    buf.write(data)
+    fd = os.open(path, os.O_WRONLY | os.O_DIRECT)
+    try:
+        assert os.pwritev(fd, [buf], offset) == len(data)
+    finally:
+        os.close(fd)
+        buf.close()
+
+
+def digests(path, start, length, chunk=1 << 20):
+    return [hashlib.sha256(odirect_read(path, off, chunk)).hexdigest()
+            for off in range(start, start + length, chunk)]
+
+
+def test_ssd_replaced_by_error_target_everything_reads_from_the_hdd(
+        hottier_module):
+    """The SSD member's table becomes dm-error with every extent of a
+    region resident: every byte of the device still reads back as written
+    (checksums), first through failed SSD reads retried on the HDD, then
+    degraded."""
+    data_mb = 32
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), SSD_MB) as s, \
+            devices.linear(unique("sm"), s.path) as m, \
+            devices.DmDevice(unique("ht"), table(h.path, m.path,
+                                                 "routing", "ssd")) as d:
+        chunks = [os.urandom(1 << 20) for _ in range(data_mb)]
+        for i, c in enumerate(chunks):
+            odirect_write(d.path, i << 20, c)
+        want = [hashlib.sha256(c).hexdigest() for c in chunks]
+        d.message("pin", "0", str(REGION))
+        wait_resident(d, REGION_EXTENTS)
+        assert digests(d.path, 0, data_mb << 20) == want
+        d.message("reset_stats")
+
+        m.reload(f"0 {devices.sectors(s.path)} error")
+        # First pass: replica reads fail on the SSD and are retried.
+        assert digests(d.path, 0, data_mb << 20) == want
+        c = info(d)
+        print(f"dm-error SSD: first pass ssd_errors={c['ssd_errors']} "
+              f"replica_reads_ssd={c['replica_reads_ssd']} mode={c['mode']}")
+        assert c["ssd_errors"] >= THRESHOLD, c
+        assert c["mode"] == "degraded", c
+        # Second pass: degraded, the HDD alone.
+        d.message("reset_stats")
+        assert digests(d.path, 0, data_mb << 20) == want
+        assert digests(h.path, 0, data_mb << 20) == want
+        c = info(d)
+        assert (c["read_hits"], c["replica_reads_ssd"]) == (0, 0), c
+
+
+def test_hdd_read_errors_reach_the_caller_on_non_resident_extents(
+        hottier_module):
+    """Media errors on the HDD are returned as EIO, every time; promoting
+    the extent does not hide them: its copy fails on the HDD read (no SSD
+    error), so it never becomes resident."""
+    bad = 64 * 2048                     # 64 MiB in, clear of udev's probes
+    ext = bad // EXTENT
+    with devices.fast(unique("hdd"), 128) as h, \
+            devices.fast(unique("ssd"), SSD_MB) as s, \
+            devices.DmDevice(unique("ht"), table(h.path, s.path)) as d:
+        h.add_badblocks(bad, bad + 7)
+        for _ in range(3):
+            with pytest.raises(OSError) as e:
+                odirect_read(d.path, bad * 512, 4096)
+            assert e.value.errno == errno.EIO
+        # A read that spans good and bad sectors of the extent fails too.
+        with pytest.raises(OSError) as e:
+            odirect_read(d.path, (bad - 8) * 512, 16384)
+        assert e.value.errno == errno.EIO
+        # Next to it, in the same extent, the HDD answers.
+        odirect_read(d.path, (bad + 8) * 512, 4096)
+
+        log = KernelLog()
+        d.message("promote", str(bad), "8")
+        hotio.wait_until(lambda: f"copy of extent {ext} to the SSD failed"
+                         in log.new(), 30, what="the failed copy")
+        hotio.wait_until(lambda: info(d)["migrations"] == 0, 30,
+                         what="no copy in flight")
+        c = info(d)
+        print(f"HDD badblocks: {c}")
+        assert c["ssd_errors"] == 0 and c["mode"] == "rw", c
+        assert c["slots_used"] == 0 and c["promotions"] == 0, c
+        for _ in range(3):
+            with pytest.raises(OSError) as e:
+                odirect_read(d.path, bad * 512, 4096)
+            assert e.value.errno == errno.EIO
+
+
+def test_write_through_error_drops_the_replica_and_the_write_succeeds(
+        hottier_module):
+    """dm-flakey error_writes under the SSD: a write to a resident extent
+    succeeds (the HDD has it), its replica is dropped, and the data reads
+    back from the HDD. Reading the pinned extent again starts a copy,
+    whose SSD write fails: counted, not installed."""
+    ext = 40
+    off = ext * EXTENT * 512
+    with devices.fast(unique("hdd"), 128) as h, \
+            devices.fast(unique("ssd"), SSD_MB) as s, \
+            devices.linear(unique("sm"), s.path) as m, \
+            devices.DmDevice(unique("ht"), table(h.path, m.path)) as d:
+        old = os.urandom(EXTENT * 512)
+        odirect_write(d.path, off, old)
+        d.message("pin", str(ext * EXTENT), str(EXTENT))
+        wait_resident(d, 1)
+        d.message("reset_stats")
+        m.reload(devices.flakey_table(s.path, 0, 3600, "error_writes"))
+
+        new = os.urandom(8192)
+        odirect_write(d.path, off + 4096, new)      # no exception: success
+        c = info(d)
+        print(f"write-through error: {c}")
+        assert c["ssd_errors"] == 1 and c["demotions"] == 1, c
+        assert c["slots_used"] == 0 and c["mode"] == "rw", c
+        want = old[:4096] + new + old[4096 + 8192:]
+        assert odirect_read(d.path, off, EXTENT * 512) == want
+        assert odirect_read(h.path, off, EXTENT * 512) == want
+
+        # That read offered the pinned extent again: its copy fails.
+        hotio.wait_until(lambda: info(d)["ssd_errors"] >= 2, 30,
+                         what="the failed copy counted")
+        hotio.wait_until(lambda: info(d)["migrations"] == 0, 30,
+                         what="no copy in flight")
+        c = info(d)
+        assert c["promotions"] == 0 and c["slots_used"] == 0, c
+        assert odirect_read(d.path, off, EXTENT * 512) == want

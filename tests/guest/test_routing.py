@@ -1,0 +1,277 @@
+"""Replica reads routed by measured latency; migration that yields to the
+foreground (migration QoS).
+
+Every test pins its region (the `pin` message copies it at once) and keeps
+promote_threshold out of reach, so the replicas are exactly the pinned
+extents and the foreground's reads never start copies of their own.
+"""
+
+import json
+import os
+import time
+
+import devices
+import hotio
+from conftest import hottier_table, info, unique
+
+EXTENT = 2048           # 1 MiB extents
+NO_PROMOTE = ("promote_threshold", "1000000")
+# Seconds per measured run of the throughput and QoS tests: short in make
+# check, longer in make bench (scripts/bench.sh).
+RUN_S = int(os.environ.get("HOTTIER_ROUTING_SECONDS", "5"))
+
+
+def pinned_device(hdd, ssd, region_mb, *opts, extent=EXTENT):
+    """A hottier device over hdd and ssd whose first region_mb are
+    resident (pinned, copies done)."""
+    d = devices.DmDevice(unique("ht"), hottier_table(
+        hdd, ssd, extent, opts=(*NO_PROMOTE, *opts)))
+    try:
+        n = region_mb * 2048 // extent
+        d.message("pin", "0", str(region_mb * 2048))
+        hotio.wait_until(lambda: info(d)["slots_used"] >= n and
+                         info(d)["migrations"] == 0, 120,
+                         what=f"{n} replicas")
+    except BaseException:
+        d.remove()
+        raise
+    return d
+
+
+def randread(region_mb, iodepth, *extra):
+    return ["--name=r", "--rw=randread", "--bs=4k", f"--iodepth={iodepth}",
+            f"--size={region_mb}M", "--randseed=4242", *extra]
+
+
+def save(name, data):
+    out = os.environ.get("HOTTIER_RESULTS")
+    if out:
+        with open(os.path.join(out, name), "w") as f:
+            json.dump(data, f, indent=1)
+
+
+class Window:
+    """Replica reads sent to each member between two samples."""
+
+    def __init__(self, dev):
+        self.dev = dev
+        self.c = info(dev)
+
+    def take(self):
+        c = info(self.dev)
+        d = {k: c[k] - self.c[k]
+             for k in ("replica_reads_ssd", "replica_reads_hdd")}
+        d["ssd_us"], d["hdd_us"] = c["ssd_latency_us"], c["hdd_latency_us"]
+        self.c = c
+        return d
+
+
+def test_replica_reads_follow_ssd_latency_across_delay_reloads(
+        hottier_module):
+    """The SSD member is a dm-delay over a zero-latency null_blk, beside a
+    2 ms HDD of depth 32. A read workload over resident extents goes to
+    the SSD; a table reload of the dm-delay to 50 ms shifts the replica
+    reads to the HDD (all but the 1-in-64 freshness share); a reload back
+    to 0 ms shifts them back."""
+    region = 16
+    with devices.NullBlk(unique("hdd"), 128, completion_nsec=2_000_000,
+                         hw_queue_depth=32) as h, \
+            devices.fast(unique("ssd"), 64) as s, \
+            devices.delay(unique("sd"), s.path, 0) as sd, \
+            pinned_device(h.path, sd.path, region) as d, \
+            hotio.Fio(d.path, *randread(region, 4, "--time_based",
+                                        "--runtime=600")) as fio:
+        phases = {}
+        w = Window(d)
+        time.sleep(2)
+        w.take()
+        time.sleep(3)
+        phases["fast"] = w.take()
+
+        sd.reload(devices.delay_table(s.path, 50))
+        time.sleep(2)
+        w.take()
+        time.sleep(4)
+        phases["slow"] = w.take()
+
+        sd.reload(devices.delay_table(s.path, 0))
+        t0 = time.monotonic()
+
+        def back():
+            time.sleep(1)
+            p = w.take()
+            return p if p["replica_reads_ssd"] > \
+                8 * max(p["replica_reads_hdd"], 1) else None
+        try:
+            hotio.wait_until(back, 60, step=0, what="reads back on the SSD")
+        finally:
+            phases["back_after_s"] = round(time.monotonic() - t0, 1)
+        time.sleep(1)
+        w.take()
+        time.sleep(3)
+        phases["fast_again"] = w.take()
+        # fio exits non-zero on the SIGINT that ends it: its jobs' errors
+        # are what counts.
+        _, report, tail = fio.stop()
+        print(json.dumps(phases, indent=1))
+        save("routing-delay.json", phases)
+        assert report and hotio.job_errors(report) == [0], tail
+
+        f, sl, fa = phases["fast"], phases["slow"], phases["fast_again"]
+        # 63 of 64 reads go to the faster member: allow for transitions.
+        assert f["replica_reads_ssd"] > 8 * f["replica_reads_hdd"], phases
+        assert sl["replica_reads_hdd"] > 8 * sl["replica_reads_ssd"], phases
+        assert sl["replica_reads_ssd"] > 0, phases  # the freshness share
+        assert fa["replica_reads_ssd"] > 8 * fa["replica_reads_hdd"], phases
+        assert sl["ssd_us"] > 10 * f["ssd_us"], phases
+
+
+def test_latency_routing_beats_ssd_routing_when_the_ssd_is_saturated(
+        hottier_module):
+    """The seed's case: an SSD four times faster than the HDD when idle
+    (1 ms against 4 ms) but with queue depth 1, saturated by 16 readers,
+    beside an idle HDD of depth 32. routing latency serves the same
+    resident region and fio job with more total read throughput than
+    routing ssd."""
+    region = 16
+    res = {}
+    with devices.NullBlk(unique("hdd"), 128, completion_nsec=4_000_000,
+                         hw_queue_depth=32) as h, \
+            devices.NullBlk(unique("ssd"), 64, completion_nsec=1_000_000,
+                            hw_queue_depth=1) as s, \
+            pinned_device(h.path, s.path, region) as d:
+        for mode in ("ssd", "latency", "ssd", "latency"):
+            d.message("routing", mode)
+            d.message("reset_stats")
+            rc, report, tail = hotio.fio(
+                d.path, *randread(region, 16, "--time_based",
+                                  f"--runtime={RUN_S}"))
+            assert rc == 0 and report, tail
+            c = info(d)
+            r = res.setdefault(mode, {"iops": [], "ssd": 0, "hdd": 0})
+            r["iops"].append(round(hotio.total(report, "read", "iops")))
+            r["ssd"] += c["replica_reads_ssd"]
+            r["hdd"] += c["replica_reads_hdd"]
+            assert c["read_misses"] == 0, c
+    lat, ssd = (sum(res[m]["iops"]) for m in ("latency", "ssd"))
+    res["ratio_latency_over_ssd"] = round(lat / ssd, 2)
+    print(json.dumps(res, indent=1))
+    save("routing-saturated.json", res)
+    assert res["ssd"]["hdd"] == 0, res
+    assert res["latency"]["hdd"] > 0, res
+    assert lat > ssd, res
+
+
+def test_routing_ssd_sends_every_replica_read_to_the_ssd(hottier_module):
+    """With the SSD 5 ms slower than a zero-latency HDD, routing latency
+    sends most replica reads to the HDD; set at runtime, routing ssd sends
+    every one to the SSD."""
+    region = 8
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 32) as s, \
+            devices.delay(unique("sd"), s.path, 5) as sd, \
+            pinned_device(h.path, sd.path, region) as d:
+        job = randread(region, 4, "--time_based", "--runtime=3")
+        d.message("reset_stats")
+        rc, _, tail = hotio.fio(d.path, *job)
+        assert rc == 0, tail
+        c = info(d)
+        print(f"routing latency: {c}")
+        assert c["replica_reads_hdd"] > c["replica_reads_ssd"] > 0, c
+
+        d.message("routing", "ssd")
+        assert "routing ssd" in d.table()
+        d.message("reset_stats")
+        rc, _, tail = hotio.fio(d.path, *job)
+        assert rc == 0, tail
+        c = info(d)
+        print(f"routing ssd: {c}")
+        assert c["replica_reads_hdd"] == 0, c
+        assert c["replica_reads_ssd"] == c["read_hits"] > 0, c
+
+
+def test_migration_qos_keeps_foreground_p99_within_budget_during_a_burst(
+        hottier_module):
+    """Invariant 5. An HDD on which time grows with size, as on a disk:
+    depth 1, 1 ms a request and requests of at most 4 KiB, so a 64 KiB
+    copy is 16 requests. 4 KiB random reads at depth 1 run beside a burst
+    of copies started by the pin message, in windows of RUN_S seconds:
+
+    - migration off: the baseline;
+    - budget 15 ms: copies run and the foreground p99 stays within it;
+    - budget 3 ms, about the HDD's own p99: copies slow to a trickle and
+      the foreground gets back its baseline median and most of its reads;
+    - the foreground stops: copies speed back up;
+    - budget 0: the controller off, for comparison.
+    """
+    budget_us, tight_us = 15000, 3000
+    extent = 128
+    # 1024 extents per 5 s of run: fewer than 60 copies a second complete
+    # here, so the burst outlasts every window.
+    n = 1024 * RUN_S // 5
+    burst = extent * n
+    burst_mb = n * extent // 2048
+    # The foreground reads 16 MiB beyond the burst's region.
+    fg = randread(16, 1, f"--offset={burst_mb + 16}M", "--time_based",
+                  f"--runtime={RUN_S}", "--lat_percentiles=1",
+                  "--percentile_list=50:99")
+    res = {}
+
+    def run(name):
+        before = info(d)
+        rc, report, tail = hotio.fio(d.path, *fg)
+        after = info(d)
+        assert rc == 0 and report, tail
+        res[name] = {
+            "p50_us": round(hotio.lat_percentile(report, 50)),
+            "p99_us": round(hotio.lat_percentile(report, 99)),
+            "reads": hotio.total(report, "read", "total_ios"),
+            "copies": after["promotions"] - before["promotions"],
+            "allowed_at_end": after["migrations_allowed"],
+        }
+
+    with devices.NullBlk(unique("hdd"), burst_mb + 64,
+                         completion_nsec=1_000_000, hw_queue_depth=1,
+                         max_sectors=8) as h, \
+            devices.fast(unique("ssd"), burst_mb + 32) as s, \
+            devices.DmDevice(unique("ht"), hottier_table(
+                h.path, s.path, extent, opts=(
+                    *NO_PROMOTE, "max_migrations", "16",
+                    "migration_budget_us", str(budget_us)))) as d:
+        run("migration_off")
+
+        d.message("pin", "0", str(burst))
+        hotio.wait_until(lambda: info(d)["promotions"] > 0, 30,
+                         what="the burst's first copy")
+        run("burst_budget_15ms")
+
+        d.message("migration_budget_us", str(tight_us))
+        time.sleep(0.5)                 # copies in flight complete
+        run("burst_budget_3ms")
+
+        p0 = info(d)["promotions"]
+        time.sleep(RUN_S)
+        res["idle_copies"] = info(d)["promotions"] - p0
+
+        d.message("migration_budget_us", "0")
+        run("burst_qos_off")
+        resident = info(d)["slots_used"]
+        d.message("unpin", "0", str(burst))
+        d.message("invalidate")
+    res["budget_us"] = budget_us
+    print(json.dumps(res, indent=1))
+    save("migration-qos.json", res)
+
+    base, on = res["migration_off"], res["burst_budget_15ms"]
+    tight, off = res["burst_budget_3ms"], res["burst_qos_off"]
+    assert resident < n, res            # the burst outlasted every window
+    assert base["copies"] == 0, res
+    # Copies run within the budget.
+    assert on["copies"] > 0 and on["p99_us"] <= budget_us, res
+    # A budget the copies break: they slow down, the foreground recovers.
+    assert tight["copies"] * 2 < on["copies"], res
+    assert tight["p50_us"] < 1.5 * base["p50_us"], res
+    assert tight["reads"] > 1.5 * on["reads"], res
+    # The foreground gone, copies speed back up.
+    assert res["idle_copies"] > 2 * tight["copies"], res
+    assert off["copies"] > tight["copies"], res
