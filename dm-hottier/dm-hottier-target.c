@@ -1098,16 +1098,23 @@ static int map_range(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 	return DM_MAPIO_REMAPPED;
 }
 
+/* Empty a list filled from end_io, under its irq-safe lock. */
+static void take_bios(spinlock_t *lock, struct bio_list *from,
+		      struct bio_list *to)
+{
+	spin_lock_irq(lock);
+	*to = *from;
+	bio_list_init(from);
+	spin_unlock_irq(lock);
+}
+
 static void do_redispatch(struct work_struct *ws)
 {
 	struct hottier *ht = container_of(ws, struct hottier, redispatch_work);
 	struct bio_list bios;
 	struct bio *bio;
 
-	spin_lock_irq(&ht->redispatch_lock);
-	bios = ht->redispatch;
-	bio_list_init(&ht->redispatch);
-	spin_unlock_irq(&ht->redispatch_lock);
+	take_bios(&ht->redispatch_lock, &ht->redispatch, &bios);
 
 	while ((bio = bio_list_pop(&bios))) {
 		struct hottier_io *io = dm_per_bio_data(bio, sizeof(*io));
@@ -1198,10 +1205,7 @@ static void do_retry(struct work_struct *ws)
 	struct bio_list bios;
 	struct bio *bio;
 
-	spin_lock_irq(&ht->retry_lock);
-	bios = ht->retry;
-	bio_list_init(&ht->retry);
-	spin_unlock_irq(&ht->retry_lock);
+	take_bios(&ht->retry_lock, &ht->retry, &bios);
 
 	while ((bio = bio_list_pop(&bios))) {
 		struct hottier_io *io = dm_per_bio_data(bio, sizeof(*io));
