@@ -74,7 +74,9 @@ tier_tests() {
 		echo tests/guest/test_table.py tests/guest/test_io.py \
 			tests/guest/test_fs_fio.py::test_suspend_resume_and_reload_under_fio_keep_data \
 			tests/guest/test_integrity.py \
-			tests/guest/test_tiering.py::test_suspend_reload_and_remove_with_copies_in_flight_keep_data
+			tests/guest/test_tiering.py::test_suspend_reload_and_remove_with_copies_in_flight_keep_data \
+			'tests/guest/test_faults.py::test_ssd_faults_under_fio_verify_degrade_then_ssd_reset_recovers[dm_error]' \
+			tests/guest/test_faults.py::test_ssd_replaced_by_error_target_everything_reads_from_the_hdd
 		;;
 	*) echo tests/guest ;;
 	esac

@@ -45,13 +45,17 @@ VERIFY_READ = job("randread", "--randseed=12", "--time_based",
 REWRITE = job("randwrite", "--do_verify=1", "--randseed=13")
 
 
-def clean(result, what):
+def clean(result, what, record=None):
+    """Every fio job ended without an I/O error or a verify failure
+    (verify_fatal: a bad block ends its job with an error)."""
     rc, report, tail = result
     assert report is not None, f"{what}: no fio report\n{tail}"
     errs = hotio.job_errors(report)
-    print(f"{what}: fio rc={rc} job errors={errs} "
-          f"read ios={hotio.total(report, 'read', 'total_ios')} "
-          f"write ios={hotio.total(report, 'write', 'total_ios')}")
+    ios = {d: hotio.total(report, d, "total_ios") for d in ("read", "write")}
+    print(f"{what}: fio rc={rc} job errors={errs} read ios={ios['read']} "
+          f"write ios={ios['write']}")
+    if record is not None:
+        record.append({"run": what, "rc": rc, "job_errors": errs, **ios})
     assert rc == 0 and errs == [0] * len(errs), f"{what}:\n{tail}"
 
 
@@ -117,7 +121,8 @@ def test_ssd_faults_under_fio_verify_degrade_then_ssd_reset_recovers(
             devices.linear(unique("sm"), s.path) as m, \
             devices.DmDevice(unique("ht"), table(h.path, m.path)) as d:
         fault = Fault(kind, s, m)
-        clean(hotio.fio(d.path, *WRITE), f"{kind}: write")
+        runs = []
+        clean(hotio.fio(d.path, *WRITE), f"{kind}: write", runs)
         d.message("pin", "0", str(REGION))
         wait_resident(d, REGION_EXTENTS)
         d.message("reset_stats")
@@ -129,12 +134,16 @@ def test_ssd_faults_under_fio_verify_degrade_then_ssd_reset_recovers(
             hotio.wait_until(lambda: info(d)["read_hits"] > 0, 30,
                              what="replica reads")
             fault.inject()
-            clean(bg.wait(), f"{kind}: verify reads")
-        clean(hotio.fio(d.path, *REWRITE), f"{kind}: rewrite")
-        clean(hotio.fio(d.path, *VERIFY_READ), f"{kind}: verify degraded")
+            clean(bg.wait(), f"{kind}: verify reads", runs)
+        clean(hotio.fio(d.path, *REWRITE), f"{kind}: rewrite", runs)
+        clean(hotio.fio(d.path, *VERIFY_READ), f"{kind}: verify degraded",
+              runs)
 
         c = info(d)
         ev1 = hotio.event_nr(d.name)
+        faulted = {k: c[k] for k in ("ssd_errors", "demotions", "read_hits",
+                                     "replica_reads_ssd",
+                                     "replica_reads_hdd", "mode")}
         print(f"{kind}: faulted: ssd_errors={c['ssd_errors']} "
               f"demotions={c['demotions']} read_hits={c['read_hits']} "
               f"replica_reads_ssd={c['replica_reads_ssd']} "
@@ -148,7 +157,8 @@ def test_ssd_faults_under_fio_verify_degrade_then_ssd_reset_recovers(
         # Degraded: no replica is read, and reads of pinned extents whose
         # replicas were dropped promote nothing.
         d.message("reset_stats")
-        clean(hotio.fio(d.path, *VERIFY_READ), f"{kind}: verify degraded 2")
+        clean(hotio.fio(d.path, *VERIFY_READ),
+              f"{kind}: verify degraded 2", runs)
         c = info(d)
         assert (c["read_hits"], c["replica_reads_ssd"], c["promotions"],
                 c["migrations"]) == (0, 0, 0, 0), c
@@ -162,6 +172,8 @@ def test_ssd_faults_under_fio_verify_degrade_then_ssd_reset_recovers(
         c = hotio.wait_until(lambda: (x := info(d))["migrations"] == 0 and x,
                              30, what="no copy in flight")
         ev2 = hotio.event_nr(d.name)
+        reset = {"replicas_before": before, "demotions": c["demotions"],
+                 "mode": c["mode"]}
         print(f"{kind}: ssd_reset: replicas before={before} after="
               f"{c['slots_used']} demotions={c['demotions']} "
               f"promotions since={c['promotions']} mode={c['mode']} "
@@ -180,7 +192,8 @@ def test_ssd_faults_under_fio_verify_degrade_then_ssd_reset_recovers(
         assert c["promotions"] >= REGION_EXTENTS, c
         assert c["ssd_errors"] == 0, c
         d.message("reset_stats")
-        clean(hotio.fio(d.path, *VERIFY_READ), f"{kind}: verify after reset")
+        clean(hotio.fio(d.path, *VERIFY_READ),
+              f"{kind}: verify after reset", runs)
         c = info(d)
         assert c["read_hits"] > 0 and c["replica_reads_ssd"] > 0, c
         d.message("scrub")
@@ -191,6 +204,9 @@ def test_ssd_faults_under_fio_verify_degrade_then_ssd_reset_recovers(
         # udev probing it after a reload, are logged under its name.)
         kname = os.path.basename(os.path.realpath(d.path))
         assert f"Buffer I/O error on dev {kname}," not in log.new()
+        hotio.save(f"faults-{kind}.json", {
+            "fio": runs, "faulted": faulted, "events": [ev0, ev1, ev2],
+            "ssd_reset": reset})
 
 
 def odirect_read(path, offset, length):

@@ -43,13 +43,6 @@ def randread(region_mb, iodepth, *extra):
             f"--size={region_mb}M", "--randseed=4242", *extra]
 
 
-def save(name, data):
-    out = os.environ.get("HOTTIER_RESULTS")
-    if out:
-        with open(os.path.join(out, name), "w") as f:
-            json.dump(data, f, indent=1)
-
-
 class Window:
     """Replica reads sent to each member between two samples."""
 
@@ -114,7 +107,7 @@ def test_replica_reads_follow_ssd_latency_across_delay_reloads(
         # are what counts.
         _, report, tail = fio.stop()
         print(json.dumps(phases, indent=1))
-        save("routing-delay.json", phases)
+        hotio.save("routing-delay.json", phases)
         assert report and hotio.job_errors(report) == [0], tail
 
         f, sl, fa = phases["fast"], phases["slow"], phases["fast_again"]
@@ -156,7 +149,7 @@ def test_latency_routing_beats_ssd_routing_when_the_ssd_is_saturated(
     lat, ssd = (sum(res[m]["iops"]) for m in ("latency", "ssd"))
     res["ratio_latency_over_ssd"] = round(lat / ssd, 2)
     print(json.dumps(res, indent=1))
-    save("routing-saturated.json", res)
+    hotio.save("routing-saturated.json", res)
     assert res["ssd"]["hdd"] == 0, res
     assert res["latency"]["hdd"] > 0, res
     assert lat > ssd, res
@@ -260,7 +253,7 @@ def test_migration_qos_keeps_foreground_p99_within_budget_during_a_burst(
         d.message("invalidate")
     res["budget_us"] = budget_us
     print(json.dumps(res, indent=1))
-    save("migration-qos.json", res)
+    hotio.save("migration-qos.json", res)
 
     base, on = res["migration_off"], res["burst_budget_15ms"]
     tight, off = res["burst_budget_3ms"], res["burst_qos_off"]

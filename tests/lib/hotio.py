@@ -4,6 +4,7 @@ Runs inside the guest (scripts/vm-run.sh) as root.
 """
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -103,3 +104,11 @@ def event_nr(name):
     """The device-mapper event number of a device (dmsetup info events)."""
     return int(devices.run("dmsetup", "info", "-c", "--noheadings",
                            "-o", "events", name).stdout.strip())
+
+
+def save(name, data):
+    """Write a test's figures as JSON to $HOTTIER_RESULTS/name, if set."""
+    out = os.environ.get("HOTTIER_RESULTS")
+    if out:
+        with open(os.path.join(out, name), "w") as f:
+            json.dump(data, f, indent=1)
