@@ -434,8 +434,11 @@ def test_idle_device_sends_no_io_to_either_member(hottier_module):
     extent = 2048
     with devices.fast(unique("hdd"), 256) as h, \
          devices.fast(unique("ssd"), 32) as s:
+        # routing ssd: the canary of a replica must read the SSD, while
+        # routing latency may pick either of two equally fast members.
         with devices.DmDevice(unique("ht"),
-                              table(h.path, s.path, extent)) as d:
+                              table(h.path, s.path, extent,
+                                    routing="ssd")) as d:
             # udev's probe reads (DmDevice settles) may have promoted an
             # extent: let that copy finish before tracing.
             devices.settle()
