@@ -273,6 +273,12 @@ bool hottier_is_key(const char *name)
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_is_key);
 
+bool hottier_key_table_only(enum hottier_key key)
+{
+	return keys[key].table_only;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_key_table_only);
+
 /*
  * A key set at runtime (a "<key> <value>" message): same names and bounds
  * as the table line; a bad value leaves @args unchanged.

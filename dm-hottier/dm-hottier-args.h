@@ -79,6 +79,7 @@ struct hottier_layout {
 int hottier_parse_args(unsigned int argc, char **argv,
 		       struct hottier_args *args, char **error);
 bool hottier_is_key(const char *name);
+bool hottier_key_table_only(enum hottier_key key);
 int hottier_set_key(struct hottier_args *args, const char *key,
 		    const char *value, bool runtime, char **error);
 int hottier_check_geometry(u64 target_len, u64 hdd_sectors, u64 ssd_sectors,

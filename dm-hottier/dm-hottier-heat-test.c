@@ -1013,7 +1013,87 @@ static void seq_interleaved_streams_both_detected(struct kunit *test)
 	}
 }
 
+/* Administrators' views: heat bands and the top list. */
+
+static void band_edges_are_powers_of_two(struct kunit *test)
+{
+	static const struct { u32 reads; unsigned int band; } cases[] = {
+		{ 0, 0 }, { 1, 1 }, { 2, 2 }, { 3, 2 }, { 4, 3 }, { 7, 3 },
+		{ 8, 4 }, { 16383, 14 }, { 16384, 15 }, { 1U << 27, 15 },
+	};
+	unsigned int i, b;
+	u32 lo, hi;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		KUNIT_EXPECT_EQ_MSG(test, hottier_heat_band(cases[i].reads *
+							     HOTTIER_HEAT_ONE),
+				    cases[i].band, "%u reads", cases[i].reads);
+	/* Less than a read of heat is band 0. */
+	KUNIT_EXPECT_EQ(test, hottier_heat_band(HOTTIER_HEAT_ONE - 1), 0U);
+	/* The ranges tile 0..max: each band starts after the last ends. */
+	hottier_heat_band_range(0, &lo, &hi);
+	KUNIT_EXPECT_EQ(test, lo, 0U);
+	KUNIT_EXPECT_EQ(test, hi, 0U);
+	for (b = 1; b < HOTTIER_HEAT_BANDS; b++) {
+		u32 prev_hi = hi;
+
+		hottier_heat_band_range(b, &lo, &hi);
+		KUNIT_EXPECT_EQ_MSG(test, lo, prev_hi + 1, "band %u", b);
+		KUNIT_EXPECT_EQ_MSG(test, hottier_heat_band(lo *
+							    HOTTIER_HEAT_ONE),
+				    b, "band %u", b);
+		KUNIT_EXPECT_EQ_MSG(test, hottier_heat_band(hi *
+							    HOTTIER_HEAT_ONE),
+				    b, "band %u", b);
+	}
+	KUNIT_EXPECT_EQ(test, hi, U32_MAX >> HOTTIER_HEAT_SHIFT);
+}
+
+static void top_keeps_the_hottest_in_order(struct kunit *test)
+{
+	static const u32 heats[] = { 5, 9, 1, 9, 30, 2, 7, 30, 0, 8 };
+	/* The 4 hottest; of equal heat, the first offered first. */
+	static const u64 want[] = { 4, 7, 1, 3 };
+	struct hottier_heat_entry e = { };
+	struct hottier_top top[4];
+	unsigned int used = 0, i;
+
+	for (i = 0; i < ARRAY_SIZE(heats); i++) {
+		e.extent = i;
+		e.flags = i == 7 ? HOTTIER_E_RESIDENT : 0;
+		hottier_top_add(top, ARRAY_SIZE(top), &used, &e, heats[i]);
+		KUNIT_EXPECT_LE(test, used, (unsigned int)ARRAY_SIZE(top));
+	}
+	KUNIT_ASSERT_EQ(test, used, 4U);
+	for (i = 0; i < used; i++)
+		KUNIT_EXPECT_EQ_MSG(test, top[i].extent, want[i], "rank %u", i);
+	KUNIT_EXPECT_EQ(test, top[1].flags, (u32)HOTTIER_E_RESIDENT);
+	KUNIT_EXPECT_EQ(test, top[0].heat, 30U);
+	KUNIT_EXPECT_EQ(test, top[3].heat, 9U);
+}
+
+static void top_with_fewer_entries_than_asked(struct kunit *test)
+{
+	struct hottier_heat_entry e = { .extent = 42 };
+	struct hottier_top top[8];
+	unsigned int used = 0;
+
+	hottier_top_add(top, 8, &used, &e, 3);
+	e.extent = 43;
+	hottier_top_add(top, 8, &used, &e, 4);
+	KUNIT_ASSERT_EQ(test, used, 2U);
+	KUNIT_EXPECT_EQ(test, top[0].extent, 43ULL);
+	KUNIT_EXPECT_EQ(test, top[1].extent, 42ULL);
+	/* n = 0 keeps nothing. */
+	used = 0;
+	hottier_top_add(top, 0, &used, &e, 4);
+	KUNIT_EXPECT_EQ(test, used, 0U);
+}
+
 static struct kunit_case hottier_heat_cases[] = {
+	KUNIT_CASE(band_edges_are_powers_of_two),
+	KUNIT_CASE(top_keeps_the_hottest_in_order),
+	KUNIT_CASE(top_with_fewer_entries_than_asked),
 	KUNIT_CASE_PARAM(decay_exact_for_0_to_8_epochs, decay_gen_params),
 	KUNIT_CASE(decay_halves_per_halflife),
 	KUNIT_CASE(decay_zero_after_32_halflives),

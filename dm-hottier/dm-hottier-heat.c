@@ -282,3 +282,44 @@ bool hottier_seq_note(struct hottier_seq *s, u64 sector, u32 nr_sectors,
 	return run > cutoff_sectors;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_seq_note);
+
+/* Administrators' views */
+
+unsigned int hottier_heat_band(u32 heat)
+{
+	return min_t(unsigned int, fls(heat >> HOTTIER_HEAT_SHIFT),
+		     HOTTIER_HEAT_BANDS - 1);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_band);
+
+/* The reads a band covers, both ends included. */
+void hottier_heat_band_range(unsigned int band, u32 *lo_reads, u32 *hi_reads)
+{
+	*lo_reads = band ? 1U << (band - 1) : 0;
+	if (band == HOTTIER_HEAT_BANDS - 1)
+		*hi_reads = U32_MAX >> HOTTIER_HEAT_SHIFT;
+	else
+		*hi_reads = band ? (1U << band) - 1 : 0;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_band_range);
+
+/*
+ * Keeps the @n hottest entries offered so far in top[0..*used), hottest
+ * first; of equal heat, the one offered first stays ahead.
+ */
+void hottier_top_add(struct hottier_top *top, unsigned int n,
+		     unsigned int *used, const struct hottier_heat_entry *e,
+		     u32 heat)
+{
+	unsigned int i;
+
+	if (!n || (*used == n && heat <= top[n - 1].heat))
+		return;
+	i = *used < n ? (*used)++ : n - 1;
+	for (; i > 0 && top[i - 1].heat < heat; i--)
+		top[i] = top[i - 1];
+	top[i].extent = e->extent;
+	top[i].heat = heat;
+	top[i].flags = e->flags;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_top_add);

@@ -123,4 +123,24 @@ void hottier_seq_init(struct hottier_seq *s);
 bool hottier_seq_note(struct hottier_seq *s, u64 sector, u32 nr_sectors,
 		      u64 cutoff_sectors);
 
+/*
+ * Views for administrators (the heat and top messages). Band 0 holds heat
+ * under one read, band b (0 < b < HOTTIER_HEAT_BANDS - 1) heat of 2^(b-1)
+ * to 2^b - 1 reads, the last band all that is hotter.
+ */
+#define HOTTIER_HEAT_BANDS	16
+
+unsigned int hottier_heat_band(u32 heat);
+void hottier_heat_band_range(unsigned int band, u32 *lo_reads, u32 *hi_reads);
+
+struct hottier_top {
+	u64 extent;
+	u32 heat;
+	u32 flags;	/* the entry's, as it was seen */
+};
+
+void hottier_top_add(struct hottier_top *top, unsigned int n,
+		     unsigned int *used, const struct hottier_heat_entry *e,
+		     u32 heat);
+
 #endif /* DM_HOTTIER_HEAT_H */

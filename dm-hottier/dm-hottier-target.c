@@ -163,7 +163,8 @@ struct hottier {
 	struct dm_dev *hdd;
 	struct dm_dev *ssd;
 
-	struct mutex lock;		/* serialises messages and scrub */
+	struct mutex lock;		/* serialises messages, scrub, sysfs stores */
+	struct hottier_kobj *sysfs;	/* while resumed; resume/suspend only */
 	struct hottier_args args;	/* the configuration; device paths unused */
 	unsigned int extent_shift;
 	struct hottier_layout layout;
@@ -1283,6 +1284,9 @@ static int hottier_end_io(struct dm_target *ti, struct bio *bio,
 
 /* Constructor and destructor */
 
+static void sysfs_add(struct hottier *ht);
+static void sysfs_remove(struct hottier *ht);
+
 /* Copes with a partly built object, so the constructor has one error path. */
 static void hottier_destroy(struct hottier *ht)
 {
@@ -1497,6 +1501,8 @@ bad:
 
 static void hottier_dtr(struct dm_target *ti)
 {
+	/* dm suspends a live table before destroying it: this is a guard. */
+	sysfs_remove(ti->private);
 	hottier_destroy(ti->private);
 }
 
@@ -1510,6 +1516,7 @@ static void hottier_postsuspend(struct dm_target *ti)
 {
 	struct hottier *ht = ti->private;
 
+	sysfs_remove(ht);
 	WRITE_ONCE(ht->running, false);
 	cancel_delayed_work_sync(&ht->promote_work);
 	wait_event(ht->migrate_wait, !atomic_read(&ht->migrating));
@@ -1527,6 +1534,7 @@ static void hottier_resume(struct dm_target *ti)
 			   msecs_to_jiffies(ht->args.heat_halflife_ms /
 					    HOTTIER_EPOCHS_PER_HALFLIFE));
 	kick_promote(ht, 0);
+	sysfs_add(ht);
 }
 
 /* Status */
@@ -1558,39 +1566,111 @@ static void emit_args(struct hottier *ht, char *result, unsigned int maxlen,
  * Status TABLE: the table line that recreates this device, every optional
  * key with its current value.
  */
+/*
+ * The status INFO fields, in their order; sysfs has a file for each, the
+ * slot usage as two (slots_used, slots_total), printed "used/total" in the
+ * status as dm-cache does.
+ */
+enum hottier_field {
+	HOTTIER_F_READS, HOTTIER_F_WRITES, HOTTIER_F_READ_SECTORS,
+	HOTTIER_F_WRITE_SECTORS, HOTTIER_F_DISCARDS, HOTTIER_F_FLUSHES,
+	HOTTIER_F_SSD_FLUSH_ERRORS, HOTTIER_F_SLOTS_USED, HOTTIER_F_SLOTS_TOTAL,
+	HOTTIER_F_READ_HITS, HOTTIER_F_READ_MISSES, HOTTIER_F_PROMOTIONS,
+	HOTTIER_F_DEMOTIONS, HOTTIER_F_COPIES_DISCARDED, HOTTIER_F_MIGRATIONS,
+	HOTTIER_F_PINNED, HOTTIER_F_TRACKED, HOTTIER_F_SCRUB_CHECKED,
+	HOTTIER_F_SCRUB_MISMATCHES, HOTTIER_F_SSD_LATENCY_US,
+	HOTTIER_F_HDD_LATENCY_US, HOTTIER_F_REPLICA_READS_SSD,
+	HOTTIER_F_REPLICA_READS_HDD, HOTTIER_F_SSD_ERRORS,
+	HOTTIER_F_MIGRATIONS_ALLOWED, HOTTIER_F_MODE,
+	HOTTIER_NR_FIELDS,
+};
+
+static const char * const field_names[HOTTIER_NR_FIELDS] = {
+	"reads", "writes", "read_sectors", "write_sectors", "discards",
+	"flushes", "ssd_flush_errors", "slots_used", "slots_total",
+	"read_hits", "read_misses", "promotions", "demotions",
+	"copies_discarded", "migrations", "pinned", "tracked",
+	"scrub_checked", "scrub_mismatches", "ssd_latency_us",
+	"hdd_latency_us", "replica_reads_ssd", "replica_reads_hdd",
+	"ssd_errors", "migrations_allowed", "mode",
+};
+
+static u64 stat_read(struct hottier *ht, enum hottier_stat s)
+{
+	return atomic64_read(&ht->stats[s]);
+}
+
+static u64 lat_us(struct hottier *ht, enum hottier_route_dev dev)
+{
+	return div_u64(atomic64_read(&ht->lat[dev].ewma_ns), NSEC_PER_USEC);
+}
+
+/* A field's value; HOTTIER_F_MODE is 1 when degraded. */
+static u64 field_value(struct hottier *ht, enum hottier_field f)
+{
+	switch (f) {
+	case HOTTIER_F_READS ... HOTTIER_F_SSD_FLUSH_ERRORS:
+		return stat_read(ht, HOTTIER_STAT_READS + (f - HOTTIER_F_READS));
+	case HOTTIER_F_SLOTS_USED:
+		return atomic_read(&ht->resident);
+	case HOTTIER_F_SLOTS_TOTAL:
+		return ht->layout.nr_slots;
+	case HOTTIER_F_READ_HITS ... HOTTIER_F_COPIES_DISCARDED:
+		return stat_read(ht, HOTTIER_STAT_READ_HITS +
+				 (f - HOTTIER_F_READ_HITS));
+	case HOTTIER_F_MIGRATIONS:
+		return atomic_read(&ht->migrating);
+	case HOTTIER_F_PINNED:
+		return atomic_read(&ht->pinned);
+	case HOTTIER_F_TRACKED:
+		return atomic_read(&ht->heat.tracked);
+	case HOTTIER_F_SCRUB_CHECKED:
+		return READ_ONCE(ht->scrub_checked);
+	case HOTTIER_F_SCRUB_MISMATCHES:
+		return READ_ONCE(ht->scrub_mismatches);
+	case HOTTIER_F_SSD_LATENCY_US:
+		return lat_us(ht, HOTTIER_ROUTE_SSD);
+	case HOTTIER_F_HDD_LATENCY_US:
+		return lat_us(ht, HOTTIER_ROUTE_HDD);
+	case HOTTIER_F_REPLICA_READS_SSD ... HOTTIER_F_SSD_ERRORS:
+		return stat_read(ht, HOTTIER_STAT_REPLICA_READS_SSD +
+				 (f - HOTTIER_F_REPLICA_READS_SSD));
+	case HOTTIER_F_MIGRATIONS_ALLOWED:
+		return migrations_allowed(ht);
+	case HOTTIER_F_MODE:
+		return is_degraded(ht);
+	default:
+		return 0;
+	}
+}
+
+/* One field as the status and sysfs print it; returns the length. */
+static int format_field(struct hottier *ht, enum hottier_field f, char *buf,
+			size_t size)
+{
+	if (f == HOTTIER_F_MODE)
+		return scnprintf(buf, size, "%s",
+				 field_value(ht, f) ? "degraded" : "rw");
+	return scnprintf(buf, size, "%llu",
+			 (unsigned long long)field_value(ht, f));
+}
+
 static void hottier_status(struct dm_target *ti, status_type_t type,
 			   unsigned int status_flags, char *result,
 			   unsigned int maxlen)
 {
 	struct hottier *ht = ti->private;
 	unsigned int sz = 0;
-	int i;
+	char value[24];
+	int f;
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		for (i = 0; i <= HOTTIER_STAT_SSD_FLUSH_ERRORS; i++)
-			DMEMIT("%llu ", (unsigned long long)
-			       atomic64_read(&ht->stats[i]));
-		DMEMIT("%d/%llu", atomic_read(&ht->resident),
-		       (unsigned long long)ht->layout.nr_slots);
-		for (i = HOTTIER_STAT_READ_HITS;
-		     i <= HOTTIER_STAT_COPIES_DISCARDED; i++)
-			DMEMIT(" %llu", (unsigned long long)
-			       atomic64_read(&ht->stats[i]));
-		DMEMIT(" %d %d %d %llu %llu", atomic_read(&ht->migrating),
-		       atomic_read(&ht->pinned),
-		       atomic_read(&ht->heat.tracked),
-		       (unsigned long long)READ_ONCE(ht->scrub_checked),
-		       (unsigned long long)READ_ONCE(ht->scrub_mismatches));
-		for (i = 0; i < ARRAY_SIZE(ht->lat); i++)
-			DMEMIT(" %llu", (unsigned long long)
-			       div_u64(atomic64_read(&ht->lat[i].ewma_ns),
-				       NSEC_PER_USEC));
-		for (i = HOTTIER_STAT_REPLICA_READS_SSD; i < HOTTIER_NR_STATS; i++)
-			DMEMIT(" %llu", (unsigned long long)
-			       atomic64_read(&ht->stats[i]));
-		DMEMIT(" %u %s", migrations_allowed(ht),
-		       is_degraded(ht) ? "degraded" : "rw");
+		for (f = 0; f < HOTTIER_NR_FIELDS; f++) {
+			format_field(ht, f, value, sizeof(value));
+			DMEMIT("%s%s", !f ? "" : f == HOTTIER_F_SLOTS_TOTAL ?
+			       "/" : " ", value);
+		}
 		break;
 	case STATUSTYPE_TABLE:
 		DMEMIT("%s %s %llu", ht->hdd->name, ht->ssd->name,
@@ -1608,7 +1688,252 @@ static void hottier_status(struct dm_target *ti, status_type_t type,
 	}
 }
 
+/*
+ * sysfs: /sys/block/dm-N/hottier/, a file per table key (read-write but
+ * max_tracked, read-only) and per status field (read-only), plus
+ * extent_sectors. The directory belongs to the live table: added at
+ * resume, deleted at postsuspend, so a reload's two tables never collide
+ * and a never-resumed table has none. Deleting it waits for the show and
+ * store calls running; those take no lock held across a suspend (a store
+ * takes ht->lock, as a message does).
+ */
+struct hottier_kobj {
+	struct kobject kobj;
+	struct hottier *ht;	/* valid while the kobject is in sysfs */
+};
+
+struct hottier_attr {
+	struct attribute attr;
+	int key;		/* enum hottier_key, or -1 */
+	int field;		/* enum hottier_field, or -1 */
+};
+
+#define HOTTIER_EXTENT_ATTR	(HOTTIER_NR_KEYS + HOTTIER_NR_FIELDS)
+static struct hottier_attr hottier_attrs[HOTTIER_EXTENT_ATTR + 1];
+static struct attribute *hottier_attr_list[HOTTIER_EXTENT_ATTR + 2];
+static const struct attribute_group hottier_attr_group = {
+	.attrs = hottier_attr_list,
+};
+
+static const struct attribute_group *hottier_attr_groups[] = {
+	&hottier_attr_group, NULL,
+};
+
+static struct hottier *kobj_ht(struct kobject *kobj)
+{
+	return container_of(kobj, struct hottier_kobj, kobj)->ht;
+}
+
+static ssize_t hottier_attr_show(struct kobject *kobj, struct attribute *attr,
+				 char *buf)
+{
+	struct hottier_attr *a = container_of(attr, struct hottier_attr, attr);
+	struct hottier *ht = kobj_ht(kobj);
+	int n;
+
+	if (a->key >= 0)
+		n = hottier_format_value(&ht->args, a->key, buf, PAGE_SIZE - 1);
+	else if (a->field >= 0)
+		n = format_field(ht, a->field, buf, PAGE_SIZE - 1);
+	else
+		n = scnprintf(buf, PAGE_SIZE - 1, "%llu",
+			      (unsigned long long)ht->args.extent_sectors);
+	buf[n++] = '\n';
+	buf[n] = '\0';
+	return n;
+}
+
+/* As the "<key> <value>" message: a bad value is refused, nothing kept. */
+static ssize_t hottier_attr_store(struct kobject *kobj, struct attribute *attr,
+				  const char *buf, size_t len)
+{
+	struct hottier_attr *a = container_of(attr, struct hottier_attr, attr);
+	struct hottier *ht = kobj_ht(kobj);
+	char value[32], *error = NULL;
+	int r;
+
+	if (a->key < 0)
+		return -EPERM;
+	if (len >= sizeof(value))
+		return -EINVAL;
+	memcpy(value, buf, len);
+	value[len] = '\0';
+	strim(value);
+	mutex_lock(&ht->lock);
+	r = hottier_set_key(&ht->args, attr->name, value, true, &error);
+	mutex_unlock(&ht->lock);
+	if (r) {
+		DMERR("%s: sysfs %s %s: %s", ht_name(ht), attr->name, value,
+		      error);
+		return r;
+	}
+	kick_promote(ht, 0);
+	return len;
+}
+
+static const struct sysfs_ops hottier_sysfs_ops = {
+	.show = hottier_attr_show,
+	.store = hottier_attr_store,
+};
+
+static void hottier_kobj_release(struct kobject *kobj)
+{
+	kfree(container_of(kobj, struct hottier_kobj, kobj));
+}
+
+static const struct kobj_type hottier_ktype = {
+	.sysfs_ops = &hottier_sysfs_ops,
+	.default_groups = hottier_attr_groups,
+	.release = hottier_kobj_release,
+};
+
+/* Names and modes of the files, from the key and field tables. */
+static void init_attrs(void)
+{
+	struct hottier_attr *a;
+	int i;
+
+	for (i = 0; i <= HOTTIER_EXTENT_ATTR; i++) {
+		a = &hottier_attrs[i];
+		a->key = i < HOTTIER_NR_KEYS ? i : -1;
+		a->field = a->key < 0 && i < HOTTIER_EXTENT_ATTR ?
+			   i - HOTTIER_NR_KEYS : -1;
+		if (a->key >= 0) {
+			a->attr.name = hottier_key_name(i);
+			a->attr.mode = hottier_key_table_only(i) ? 0444 : 0644;
+		} else {
+			a->attr.name = a->field >= 0 ? field_names[a->field] :
+				       "extent_sectors";
+			a->attr.mode = 0444;
+		}
+		hottier_attr_list[i] = &a->attr;
+	}
+	hottier_attr_list[HOTTIER_EXTENT_ATTR + 1] = NULL;
+}
+
+static void sysfs_add(struct hottier *ht)
+{
+	struct gendisk *disk = dm_disk(dm_table_get_md(ht->ti->table));
+	struct hottier_kobj *hk = kzalloc(sizeof(*hk), GFP_KERNEL);
+	int r;
+
+	if (!hk) {
+		DMERR("%s: no memory for the sysfs directory", ht_name(ht));
+		return;
+	}
+	hk->ht = ht;
+	r = kobject_init_and_add(&hk->kobj, &hottier_ktype,
+				 &disk_to_dev(disk)->kobj, "hottier");
+	if (r) {
+		DMERR("%s: sysfs directory not added: error %d", ht_name(ht), r);
+		kobject_put(&hk->kobj);
+		return;
+	}
+	ht->sysfs = hk;
+}
+
+/* Returns once no show or store runs; the memory goes with the last put. */
+static void sysfs_remove(struct hottier *ht)
+{
+	if (!ht->sysfs)
+		return;
+	kobject_del(&ht->sysfs->kobj);
+	kobject_put(&ht->sysfs->kobj);
+	ht->sysfs = NULL;
+}
+
 /* Messages */
+
+#define HOTTIER_TOP_MAX		1000
+
+/* Every tracked entry, with its current heat, under its set's lock. */
+static void walk_heat(struct hottier *ht,
+		      void (*fn)(const struct hottier_heat_entry *e, u32 heat,
+				 void *data), void *data)
+{
+	struct hottier_heat_set *set;
+	unsigned long flags;
+	u32 i;
+	int w;
+
+	for (i = 0; i < ht->heat.nr_sets; i++) {
+		set = &ht->heat.sets[i];
+		spin_lock_irqsave(&set->lock, flags);
+		for (w = 0; w < HOTTIER_HEAT_WAYS; w++) {
+			struct hottier_heat_entry *e = &set->way[w];
+
+			if (e->flags & HOTTIER_E_VALID)
+				fn(e, __hottier_heat_read(&ht->heat, e), data);
+		}
+		spin_unlock_irqrestore(&set->lock, flags);
+		cond_resched();
+	}
+}
+
+static void count_band(const struct hottier_heat_entry *e, u32 heat,
+		       void *data)
+{
+	u64 *bands = data;
+
+	bands[hottier_heat_band(heat)]++;
+}
+
+/* "heat": tracked extents per heat band, "<lo>-<hi> <count>" per line. */
+static int heat_message(struct hottier *ht, char *result, unsigned int maxlen)
+{
+	u64 bands[HOTTIER_HEAT_BANDS] = { 0 };
+	unsigned int sz = 0, b;
+	u32 lo, hi;
+
+	walk_heat(ht, count_band, bands);
+	for (b = 0; b < HOTTIER_HEAT_BANDS; b++) {
+		hottier_heat_band_range(b, &lo, &hi);
+		DMEMIT("%u-%u %llu\n", lo, hi, (unsigned long long)bands[b]);
+	}
+	return 1;
+}
+
+struct top_walk {
+	struct hottier_top *top;
+	unsigned int n, used;
+};
+
+static void offer_top(const struct hottier_heat_entry *e, u32 heat,
+		      void *data)
+{
+	struct top_walk *t = data;
+
+	hottier_top_add(t->top, t->n, &t->used, e, heat);
+}
+
+/*
+ * "top <n>": the n hottest tracked extents, hottest first, a line each:
+ * "<start_sector> <heat_reads> <resident|-> <pinned|->".
+ */
+static int top_message(struct hottier *ht, const char *arg, char *result,
+		       unsigned int maxlen)
+{
+	struct top_walk t = { };
+	unsigned int sz = 0, i;
+
+	if (kstrtouint(arg, 10, &t.n) || !t.n || t.n > HOTTIER_TOP_MAX) {
+		DMERR("%s: top %s: expected 1 to %u extents", ht_name(ht), arg,
+		      HOTTIER_TOP_MAX);
+		return -EINVAL;
+	}
+	t.top = kvcalloc(t.n, sizeof(*t.top), GFP_KERNEL);
+	if (!t.top)
+		return -ENOMEM;
+	walk_heat(ht, offer_top, &t);
+	for (i = 0; i < t.used; i++)
+		DMEMIT("%llu %u %s %s\n", (unsigned long long)
+		       (t.top[i].extent << ht->extent_shift),
+		       t.top[i].heat >> HOTTIER_HEAT_SHIFT,
+		       t.top[i].flags & HOTTIER_E_RESIDENT ? "resident" : "-",
+		       t.top[i].flags & HOTTIER_E_PINNED ? "pinned" : "-");
+	kvfree(t.top);
+	return 1;
+}
 
 static void reset_stats(struct hottier *ht)
 {
@@ -1873,6 +2198,10 @@ static int hottier_message(struct dm_target *ti, unsigned int argc,
 	} else if (argc == 1 && !strcasecmp(argv[0], "ssd_reset")) {
 		ssd_reset(ht);
 		r = 0;
+	} else if (argc == 1 && !strcasecmp(argv[0], "heat")) {
+		r = heat_message(ht, result, maxlen);
+	} else if (argc == 2 && !strcasecmp(argv[0], "top")) {
+		r = top_message(ht, argv[1], result, maxlen);
 	} else if (argc == 1 && !strcasecmp(argv[0], "scrub")) {
 		r = scrub(ht);
 		if (r)
@@ -1947,7 +2276,10 @@ static struct target_type hottier_target = {
 
 static int __init dm_hottier_init(void)
 {
-	int r = dm_register_target(&hottier_target);
+	int r;
+
+	init_attrs();
+	r = dm_register_target(&hottier_target);
 
 	if (r)
 		DMERR("register failed %d", r);
