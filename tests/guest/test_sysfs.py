@@ -1,0 +1,151 @@
+"""/sys/block/dm-N/hottier/: a file per table key and per status field,
+owned by the live table; the heat and top messages."""
+
+import errno
+import mmap
+import os
+import subprocess
+import time
+
+import pytest
+
+import devices
+from conftest import INFO_FIELDS, hottier_table, info, unique
+
+KEYS = ["discard", "write_policy", "promote_threshold",
+        "sequential_cutoff_kb", "heat_halflife_ms", "max_migrations",
+        "migration_mbps", "max_tracked", "routing", "migration_budget_us",
+        "ssd_error_threshold"]
+# Fields that move by themselves (latency estimates) are not compared.
+STABLE = [f for f in INFO_FIELDS
+          if f not in ("ssd_latency_us", "hdd_latency_us")]
+
+
+def sysdir(dev):
+    kname = os.path.basename(os.path.realpath(dev.path))
+    return f"/sys/block/{kname}/hottier"
+
+
+def read(dev, name):
+    with open(os.path.join(sysdir(dev), name)) as f:
+        return f.read()
+
+
+def write(dev, name, value):
+    with open(os.path.join(sysdir(dev), name), "w") as f:
+        f.write(value)
+
+
+def table_keys(dev):
+    words = dev.table().split()
+    n = int(words[6])
+    return dict(zip(words[7:7 + n:2], words[8:8 + n:2]))
+
+
+def test_every_key_and_field_has_a_file_matching_table_and_status(hottier):
+    names = set(os.listdir(sysdir(hottier)))
+    assert names == set(KEYS) | set(INFO_FIELDS) | {"extent_sectors"}
+    keys = table_keys(hottier)
+    for k in KEYS:
+        assert read(hottier, k) == keys[k] + "\n", k
+    assert read(hottier, "extent_sectors") == "2048\n"
+    i = info(hottier)                   # no I/O meanwhile: equal values
+    for f in STABLE:
+        assert read(hottier, f) == f"{i[f]}\n", f
+    assert read(hottier, "mode") == "rw\n"
+
+
+def test_good_values_are_taken_and_bad_ones_refused(hottier):
+    write(hottier, "promote_threshold", "9\n")
+    write(hottier, "routing", "ssd")
+    keys = table_keys(hottier)
+    assert (keys["promote_threshold"], keys["routing"]) == ("9", "ssd")
+    assert read(hottier, "promote_threshold") == "9\n"
+    for name, value in (("promote_threshold", "0"), ("routing", "fastest"),
+                        ("max_migrations", "65"), ("write_policy", ""),
+                        ("migration_budget_us", "1" * 40)):
+        before = read(hottier, name)
+        with pytest.raises(OSError) as e:
+            write(hottier, name, value)
+        assert e.value.errno == errno.EINVAL, (name, value)
+        assert read(hottier, name) == before, name
+    # max_tracked sizes memory: a table reload only.
+    with pytest.raises(OSError) as e:
+        write(hottier, "max_tracked", "4096")
+    assert e.value.errno == errno.EINVAL
+    # Statistics are read-only, even for root.
+    with pytest.raises(OSError) as e:
+        write(hottier, "read_hits", "0")
+    assert e.value.errno in (errno.EPERM, errno.EACCES)
+    assert table_keys(hottier)["promote_threshold"] == "9"
+
+
+def test_directory_follows_the_live_table_across_suspend_and_reload(pair):
+    h, s = pair
+    line = hottier_table(h.path, s.path)
+    with devices.DmDevice(unique("ht"), line) as d:
+        path = sysdir(d)
+        assert os.path.isdir(path)
+        d.suspend()
+        assert not os.path.exists(path)
+        d.resume()
+        assert read(d, "promote_threshold") == "4\n"
+        # A reload under I/O: the new table's values, the directory back.
+        fio = subprocess.Popen(
+            ["fio", "--name=r", f"--filename={d.path}", "--rw=randrw",
+             "--bs=4k", "--direct=1", "--ioengine=libaio", "--iodepth=8",
+             "--size=64M", "--time_based", "--runtime=6"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(1)
+            for threshold in (7, 5, 3):
+                d.reload(hottier_table(h.path, s.path, opts=(
+                    "promote_threshold", str(threshold))))
+                assert read(d, "promote_threshold") == f"{threshold}\n"
+        finally:
+            _, err = fio.communicate(timeout=60)
+        assert fio.returncode == 0, err
+        assert os.path.isdir(path)
+    assert not os.path.exists(path)
+
+
+def test_heat_and_top_messages(hottier_module):
+    extent = 256
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 32) as s, \
+            devices.DmDevice(unique("ht"), hottier_table(
+                h.path, s.path, extent, opts=(
+                    "promote_threshold", "1000000"))) as d:
+        # 4 KiB reads per extent; more than udev's probes give extent 0.
+        reads = {10: 200, 20: 100, 30: 3}
+        buf = mmap.mmap(-1, 4096)
+        fd = os.open(d.path, os.O_RDONLY | os.O_DIRECT)
+        try:
+            for e, n in reads.items():
+                for k in range(n):
+                    sector = e * extent + 8 * k % extent
+                    os.preadv(fd, [buf], sector * 512)
+        finally:
+            os.close(fd)
+        d.message("pin", str(10 * extent), str(extent))
+        bands = {}
+        for line in d.message("heat").stdout.split("\n"):
+            if line.strip():
+                rng, count = line.split()
+                bands[rng] = int(count)
+        assert len(bands) == 16, bands
+        # 200 reads: band 128-255; 100: 64-127; 3: 2-3 (udev's probes
+        # heat other extents).
+        assert bands["128-255"] >= 1 and bands["64-127"] >= 1, bands
+        assert bands["2-3"] >= 1, bands
+        assert sum(bands.values()) == info(d)["tracked"], bands
+        top = [line.split() for line in
+               d.message("top", "2").stdout.split("\n") if line.strip()]
+        assert top[0][0] == str(10 * extent), top
+        assert int(top[0][1]) >= 128 and top[0][3] == "pinned", top
+        assert top[1][0] == str(20 * extent) and top[1][3] == "-", top
+        assert len(top) == 2
+        with pytest.raises(subprocess.CalledProcessError):
+            d.message("top", "0")
+        with pytest.raises(subprocess.CalledProcessError):
+            d.message("top", "1001")
