@@ -1,0 +1,342 @@
+"""hottierctl's command line: one function per subcommand."""
+
+import argparse
+import json
+import sys
+import time
+
+from . import HottierError, __version__, create, fiemap, queues, report, tab
+from .table import (DEFAULT_EXTENT, FIELDS, SECTOR, TABLE_ONLY,
+                    parse_assignments, parse_extent)
+from .system import System
+from .tab import check_name
+
+TOP_MAX = 1000
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors as one line and exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"hottierctl: {message} (see '{self.prog} --help')\n")
+
+
+def arg_type(convert, what):
+    """An argparse type from a converter; its refusal is a usage error."""
+    def parse(text):
+        try:
+            value = convert(text)
+        except (HottierError, ValueError) as e:
+            raise argparse.ArgumentTypeError(str(e) if isinstance(
+                e, HottierError) else f"'{text}': expected {what}")
+        return value
+    parse.__name__ = what
+    return parse
+
+
+def bounded(lo, hi, kind=int):
+    def convert(text):
+        value = kind(text)
+        if not lo <= value <= hi:
+            raise ValueError(text)
+        return value
+    return convert
+
+
+def emit(out, value, as_json, lines):
+    """value as JSON, or the human lines."""
+    if as_json:
+        print(json.dumps(value, indent=2), file=out)
+    else:
+        for line in lines:
+            print(line, file=out)
+
+
+def cmd_create(system, args, out):
+    keys = parse_assignments(args.set or [])
+    create.create(system, args.name, args.hdd, args.ssd, args.extent_size,
+                  keys)
+    print(f"{args.name}: created /dev/mapper/{args.name} over {args.hdd} "
+          f"(HDD) and {args.ssd} (SSD), "
+          f"{report.human_bytes(args.extent_size * SECTOR)} extents",
+          file=out)
+
+
+def cmd_remove(system, args, out):
+    system.device(args.name)
+    system.dmsetup("remove", args.name)
+    print(f"{args.name}: removed", file=out)
+
+
+def list_record(device):
+    t = device.table()
+    stats = device.stats()
+    return {"name": device.name, "kernel_name": device.kname,
+            "sectors": t["length"], "hdd": device.system.block_name(t["hdd"]),
+            "ssd": device.system.block_name(t["ssd"]),
+            "extent_sectors": t["extent_sectors"], "mode": stats["mode"],
+            "suspended": not device.live()}
+
+
+def cmd_list(system, args, out):
+    records = [list_record(system.device(n)) for n in system.hottier_names()]
+    lines = report.list_lines(records) if records else ["no hottier devices"]
+    emit(out, records, args.json, lines)
+
+
+def status_records(system, names):
+    records = []
+    for name in names:
+        device = system.device(name)
+        records.append(report.status_record(device, device.stats()))
+    return records
+
+
+def redraw(lines, drawn):
+    """ANSI text that replaces the drawn lines above the cursor."""
+    up = f"\x1b[{drawn}F" if drawn else ""
+    return up + "".join(f"\x1b[2K{line}\n" for line in lines) + "\x1b[J"
+
+
+def watch(system, args, names, out):
+    """Redraws the status every args.watch seconds until Ctrl-C."""
+    before, drawn = {}, 0
+    try:
+        while True:
+            records = status_records(system, names)
+            if args.json:
+                print(json.dumps(records), file=out, flush=True)
+            else:
+                lines = [line for r in records for line in
+                         report.status_lines(r, before.get(r["name"]),
+                                             args.watch)]
+                out.write(redraw(lines, drawn))
+                out.flush()
+                drawn = len(lines)
+            before = {r["name"]: r for r in records}
+            time.sleep(args.watch)
+    except KeyboardInterrupt:
+        return
+
+
+def cmd_status(system, args, out):
+    names = [args.name] if args.name else system.hottier_names()
+    if args.watch:
+        watch(system, args, names, out)
+        return
+    records = status_records(system, names)
+    lines = [line for r in records for line in report.status_lines(r)]
+    emit(out, records[0] if args.name else records, args.json,
+         lines or ["no hottier devices"])
+
+
+def cmd_set(system, args, out):
+    keys = parse_assignments(args.assignments)
+    for key in keys:
+        if key in TABLE_ONLY:
+            raise HottierError(f"{key} changes only with a table reload")
+    device = system.device(args.name)
+    old = device.config()
+    for key, value in keys.items():
+        device.set(key, value)
+        print(f"{key}: {old[key]} -> {value}", file=out)
+
+
+def cmd_get(system, args, out):
+    device = system.device(args.name)
+    values = device.config()
+    if args.key in FIELDS:
+        values = device.stats()
+    elif args.key and args.key not in values:
+        raise HottierError(f"unknown key '{args.key}' (keys: "
+                           f"{', '.join(values)}; fields: see status)")
+    if args.key:
+        emit(out, {args.key: values[args.key]}, args.json,
+             [values[args.key]])
+    else:
+        emit(out, values, args.json, [f"{k}={v}" for k, v in values.items()])
+
+
+def cmd_tune_queues(system, args, out):
+    device = system.device(args.name)
+    changes, notes = queues.plan(device, args.read_ahead_kb)
+    if not args.dry_run:
+        queues.apply(changes)
+    lines = [f"{c.path}: {c.old} -> {c.new}" for c in changes]
+    if not changes:
+        lines = [f"{args.name}: nothing to change"]
+    elif args.dry_run:
+        lines.append("dry run: nothing changed")
+    emit(out, {"changes": [vars(c) for c in changes],
+               "applied": not args.dry_run and bool(changes),
+               "notes": notes}, args.json, lines)
+    for note in notes:
+        print(f"hottierctl: note: {note}", file=sys.stderr)
+
+
+def pin_room(stats):
+    """Extents a pin may still take: every slot not already pinned (a
+    pinned extent evicts any unpinned replica, as the kernel's own check
+    on the pin message counts)."""
+    return stats["slots_total"] - stats["pinned"]
+
+
+def send_ranges(device, verb, ranges):
+    """pin or unpin each range; a pin that fails undoes the ones before."""
+    done = []
+    try:
+        for start, nr in ranges:
+            device.message(verb, str(start), str(nr))
+            done.append((start, nr))
+    except HottierError:
+        for start, nr in done if verb == "pin" else []:
+            device.message("unpin", str(start), str(nr))
+        raise
+
+
+def cmd_pin(system, args, out):
+    device = system.device(args.name)
+    ranges, extents = fiemap.file_ranges(system, device, args.path)
+    verb = args.command
+    stats = device.stats() if verb == "pin" else None
+    if stats and extents > pin_room(stats):
+        raise HottierError(
+            f"{args.path} covers {extents} extents, more than the "
+            f"{pin_room(stats)} slots of {args.name} not pinned already "
+            f"({stats['slots_total']} slots, {stats['pinned']} pinned)")
+    send_ranges(device, verb, ranges)
+    size = sum(nr for _, nr in ranges) * SECTOR
+    emit(out, {"path": args.path, "extents": extents,
+               "ranges": [{"start_sector": s, "nr_sectors": n}
+                          for s, n in ranges]}, args.json,
+         [f"{verb}ned {args.path}: {extents} extents "
+          f"({report.human_bytes(size)}) in {len(ranges)} ranges"])
+
+
+def cmd_heat(system, args, out):
+    device = system.device(args.name)
+    bands = report.parse_heat(device.message("heat"))
+    top = report.parse_top(device.message("top", str(args.top)))
+    extent = device.table()["extent_sectors"]
+    emit(out, {"name": args.name, "extent_sectors": extent, "bands": bands,
+               "top": top}, args.json,
+         report.heat_lines(args.name, extent, bands, top))
+
+
+def cmd_activate(system, args, out):
+    entries = tab.load(args.tab)
+    unknown = [n for n in args.names if n not in {e.name for e in entries}]
+    if unknown:
+        raise HottierError(f"{args.tab} lists no {', '.join(unknown)}")
+    if args.names:
+        entries = [e for e in entries if e.name in args.names]
+    if not create.activate(system, entries, out, sys.stderr):
+        raise HottierError("some devices were not created")
+
+
+def add_command(subs, name, func, help, device=True, json_output=False):
+    p = subs.add_parser(name, help=help, description=help)
+    p.set_defaults(func=func)
+    if device:
+        p.add_argument("name", metavar="NAME", help="the dm device name")
+    if json_output:
+        p.add_argument("--json", action="store_true",
+                       help="print JSON instead of text")
+    return p
+
+
+def parser():
+    top = Parser(prog="hottierctl",
+                 description="Create, watch and tune dm-hottier devices.")
+    top.add_argument("--version", action="version",
+                     version=f"hottierctl {__version__}")
+    subs = top.add_subparsers(dest="command", required=True,
+                              metavar="COMMAND")
+
+    p = add_command(subs, "create", cmd_create,
+                    "create a hottier device over an HDD and an SSD")
+    p.add_argument("--hdd", required=True, metavar="DEV",
+                   help="the pool that holds every byte")
+    p.add_argument("--ssd", required=True, metavar="DEV",
+                   help="the fast device that holds replicas")
+    p.add_argument("--extent-size", default=parse_extent(DEFAULT_EXTENT),
+                   type=arg_type(parse_extent, "a size"), metavar="SIZE",
+                   help="1M (default), 512K, or sectors: a power of two "
+                        "from 32K to 1G")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="an optional table key (repeatable)")
+
+    add_command(subs, "remove", cmd_remove, "remove a hottier device")
+    add_command(subs, "list", cmd_list, "list the hottier devices",
+                device=False, json_output=True)
+
+    p = add_command(subs, "status", cmd_status,
+                    "hit ratio, slots, promotions, latencies, mode",
+                    device=False, json_output=True)
+    p.add_argument("name", metavar="NAME", nargs="?",
+                   help="one device (default: every hottier device)")
+    p.add_argument("--watch", metavar="SECONDS",
+                   type=arg_type(bounded(0.1, 86400, float), "seconds"),
+                   help="redraw every SECONDS until Ctrl-C")
+
+    p = add_command(subs, "set", cmd_set, "change tunables at runtime")
+    p.add_argument("assignments", metavar="KEY=VALUE", nargs="+")
+
+    p = add_command(subs, "get", cmd_get,
+                    "print tunables, or one tunable or status field",
+                    json_output=True)
+    p.add_argument("key", metavar="KEY", nargs="?")
+
+    p = add_command(subs, "tune-queues", cmd_tune_queues,
+                    "set the schedulers of the disks under each member "
+                    "and the device's read-ahead", json_output=True)
+    p.add_argument("--dry-run", action="store_true",
+                   help="show the changes without making them")
+    p.add_argument("--read-ahead-kb", metavar="KB",
+                   default=queues.READ_AHEAD_KB,
+                   type=arg_type(bounded(0, 65536), "KiB"),
+                   help=f"read-ahead of the hottier device (default "
+                        f"{queues.READ_AHEAD_KB})")
+
+    for verb, what in (("pin", "keep a file's extents on the SSD"),
+                       ("unpin", "let a file's extents be evicted again")):
+        p = add_command(subs, verb, cmd_pin, what, json_output=True)
+        p.add_argument("path", metavar="PATH",
+                       help="a file on a filesystem on the device")
+
+    p = add_command(subs, "heat", cmd_heat,
+                    "heat histogram and hottest extents", json_output=True)
+    p.add_argument("--top", metavar="N", default=10,
+                   type=arg_type(bounded(1, TOP_MAX), f"1 to {TOP_MAX}"),
+                   help="how many extents to list (default 10)")
+
+    p = add_command(subs, "activate", cmd_activate,
+                    "create the devices listed in hottiertab whose "
+                    "members exist", device=False)
+    p.add_argument("names", metavar="NAME", nargs="*",
+                   help="only these entries (default: all)")
+    p.add_argument("--tab", default=tab.DEFAULT_PATH, metavar="FILE",
+                   help=f"the table of devices (default {tab.DEFAULT_PATH})")
+    return top
+
+
+def main(argv=None, system=None, out=None):
+    """Runs one command; returns the exit status."""
+    out = out or sys.stdout
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as e:             # --help, --version, usage errors
+        return e.code
+    system = system or System.from_env()
+    try:
+        if getattr(args, "name", None) and args.command == "create":
+            check_name(args.name)
+        system.require_root()
+        system.require_module(load=args.command in ("create", "activate"))
+        args.func(system, args, out)
+    except HottierError as e:
+        print(f"hottierctl: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
