@@ -2,7 +2,10 @@
 #
 #   make              build dm-hottier.ko against KDIR (default: newest
 #                     installed Debian kernel with headers and a /boot image)
-#   make install      install into /lib/modules/<ver>/updates, run depmod
+#   make install      install-module and install-userspace
+#   make install-module      into /lib/modules/<ver>/updates, run depmod
+#   make install-userspace   hottierctl, its man page, udev rule and systemd
+#                     unit under PREFIX (default /usr/local); DESTDIR stages
 #   make check        everything CI runs; ends with "N passed, N failed"
 #   make demo         boot a guest, create a hottier device, run fio
 #   make bench        overhead against dm-linear, hit ratio against dm-cache
@@ -15,7 +18,16 @@ KDIR ?= /lib/modules/$(KVER)/build
 MDIR := $(CURDIR)/dm-hottier
 W ?= 1
 
-.PHONY: all modules install clean distclean setup check demo kunit static guest-test dkms-test host-test matrix debug-kernel bench soak
+# hottierctl's files; udev and systemd read /usr/local/lib too.
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+HOTTIER_LIBDIR ?= $(PREFIX)/lib/hottierctl
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/hottierctl
+UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+
+.PHONY: all modules install install-module install-userspace clean distclean setup check demo kunit static guest-test dkms-test host-test matrix debug-kernel bench soak
 
 all: modules
 
@@ -23,11 +35,30 @@ modules:
 	@test -f "$(KDIR)/Makefile" || { echo "no kernel build tree at '$(KDIR)': run 'make setup' or set KDIR/KVER" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(MDIR) W=$(W) modules
 
+install: install-module install-userspace
+
 # Debian's headers carry no signing key: signing is left to the user (DKMS
 # signs with its own MOK key). Newer kernels compress the installed .ko.
-install: modules
+install-module: modules
 	$(MAKE) -C $(KDIR) M=$(MDIR) INSTALL_MOD_DIR=updates CONFIG_MODULE_SIG_ALL= modules_install
 	depmod -a $(KVER)
+
+# The script, the rule and the unit name where hottierctl and its package
+# are installed.
+install-userspace:
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(HOTTIER_LIBDIR)/hottier \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(UNITDIR)
+	sed 's|^LIBDIR = .*|LIBDIR = "$(HOTTIER_LIBDIR)"|' userspace/hottierctl \
+		> $(DESTDIR)$(SBINDIR)/hottierctl
+	chmod 0755 $(DESTDIR)$(SBINDIR)/hottierctl
+	install -m 0644 userspace/hottier/*.py $(DESTDIR)$(HOTTIER_LIBDIR)/hottier/
+	install -m 0644 userspace/hottierctl.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 userspace/hottiertab.example $(DESTDIR)$(DOCDIR)/
+	sed 's|/usr/local/sbin/hottierctl|$(SBINDIR)/hottierctl|' \
+		userspace/60-hottier.rules > $(DESTDIR)$(UDEVRULESDIR)/60-hottier.rules
+	sed 's|/usr/local/sbin/hottierctl|$(SBINDIR)/hottierctl|' \
+		userspace/hottier.service > $(DESTDIR)$(UNITDIR)/hottier.service
 
 clean:
 	@test ! -f "$(KDIR)/Makefile" || $(MAKE) -C $(KDIR) M=$(MDIR) clean

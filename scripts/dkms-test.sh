@@ -90,17 +90,19 @@ else
 	bad dkms_remove_leaves_nothing "$left $found"
 fi
 
-# make install: into /lib/modules/<ver>/updates, then depmod finds it.
+# make install: into /lib/modules/<ver>/updates, then depmod finds it;
+# hottierctl and its files staged under DESTDIR, so none stay behind.
 for k in "${kvers[@]}"; do
 	tmp=$(mktemp -d)
 	(cd "$repo" && git ls-files -co --exclude-standard -z | grep -zv '^results/' |
 		xargs -0 cp --parents -t "$tmp")
-	if make -C "$tmp" KVER="$k" install >/dev/null 2>&1 &&
+	if make -C "$tmp" KVER="$k" DESTDIR="$tmp/root" install >/dev/null 2>&1 &&
 		ls "/lib/modules/$k/updates/$name.ko"* >/dev/null 2>&1 &&
-		modinfo -k "$k" -n "$name" | grep -q "/updates/$name.ko"; then
+		modinfo -k "$k" -n "$name" | grep -q "/updates/$name.ko" &&
+		[ -x "$tmp/root/usr/local/sbin/hottierctl" ]; then
 		ok "make_install_$k"
 	else
-		bad "make_install_$k" "module not installed under /lib/modules/$k/updates"
+		bad "make_install_$k" "module not under /lib/modules/$k/updates or hottierctl not installed"
 	fi
 	rm -f "/lib/modules/$k/updates/$name.ko"*
 	depmod -a "$k"

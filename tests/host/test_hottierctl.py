@@ -31,6 +31,10 @@ def tree(tmp_path):
     return t
 
 
+def subcommands():
+    return cli.parser()._subparsers._group_actions[0].choices
+
+
 def one_line_error(capsys, start="hottierctl: "):
     err = capsys.readouterr().err
     assert err.startswith(start) and err.count("\n") == 1, err
@@ -41,8 +45,7 @@ def one_line_error(capsys, start="hottierctl: "):
 
 
 def test_every_subcommand_of_the_issue_exists():
-    subs = cli.parser()._subparsers._group_actions[0].choices
-    assert set(subs) == {"create", "remove", "list", "status", "set", "get",
+    assert set(subcommands()) == {"create", "remove", "list", "status", "set", "get",
                          "tune-queues", "pin", "unpin", "heat", "activate"}
 
 
@@ -891,3 +894,48 @@ def test_heat_of_an_empty_table(tree):
     tree.set_messages("tiered", {"heat": "0-0 0\n1-1 0\n", "top 10": ""})
     rc, out = tree.run("heat", "tiered")
     assert out.splitlines()[-1] == "no extent is tracked"
+
+
+# Installation and the files around the tool
+
+
+def test_make_install_userspace_puts_every_file_in_place(tmp_path):
+    prefix = tmp_path / "usr"
+    r = subprocess.run(["make", "-s", "-C", REPO, "install-userspace",
+                        f"PREFIX={prefix}"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    sbin = prefix / "sbin" / "hottierctl"
+    r = subprocess.run([str(sbin), "--version"], capture_output=True,
+                       text=True, cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.startswith("hottierctl ")
+    assert (prefix / "lib" / "hottierctl" / "hottier" / "cli.py").is_file()
+    assert (prefix / "share" / "man" / "man8" / "hottierctl.8").is_file()
+    rule = (prefix / "lib/udev/rules.d/60-hottier.rules").read_text()
+    assert f'RUN+="{sbin} tune-queues $env{{DM_NAME}}"' in rule
+    assert 'ENV{DM_UUID}!="HOTTIER-?*", GOTO="hottier_end"' in rule
+    unit = (prefix / "lib/systemd/system/hottier.service").read_text()
+    assert f"ExecStart={sbin} activate\n" in unit
+
+
+def test_versions_agree():
+    version = read(os.path.join(REPO, "VERSION")).strip()
+    pyproject = read(os.path.join(REPO, "userspace", "pyproject.toml"))
+    assert f'version = "{version}"' in pyproject
+    assert cli.__version__ == version
+
+
+def test_the_man_page_describes_every_subcommand():
+    page = read(os.path.join(REPO, "userspace", "hottierctl.8"))
+    commands = page[page.index(".SH COMMANDS"):page.index(".SH FILES")]
+    described = set(re.findall(r"^\.TP\n\.BR? (.*)$", commands, re.M))
+    names = {n.replace("\\-", "-") for line in described
+             for n in re.findall(r'[\w\\-]+', line)}
+    assert set(subcommands()) <= names
+
+
+def test_the_example_hottiertab_parses_once_uncommented():
+    text = read(os.path.join(REPO, "userspace", "hottiertab.example"))
+    entries = [line.lstrip("# ") for line in text.splitlines()
+               if re.match(r"#\s*\w+\s+(/dev|by-)", line)]
+    parsed = tab.parse("\n".join(entries), "example")
+    assert [e.name for e in parsed] == ["tiered", "media"]
