@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from hottierctl_fakes import REPO, STATS, Tree, read, write
+from hottierctl_fakes import (FAKE_DMSETUP, REPO, STATS, Tree, read,
+                              write)
 from hottier import HottierError, cli, fiemap, report, system, tab
 from hottier.queues import disks_under
 from hottier.table import (FIELDS, KEYS, build_table, check_value,
@@ -70,6 +71,18 @@ def test_bad_arguments_are_usage_errors(tree, capsys, argv):
     assert tree.run(*argv)[0] == 2
     one_line_error(capsys)
     assert tree.dmsetup_log() == []                # nothing was run
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="hottierctl needs root")
+def test_the_script_takes_its_fakes_from_the_environment(tree):
+    env = dict(os.environ, HOTTIER_SYSFS_ROOT=tree.sys,
+               HOTTIER_PROC_ROOT=tree.proc,
+               HOTTIER_DMSETUP=f"{sys.executable} {FAKE_DMSETUP} "
+                               f"{tree.state}")
+    r = subprocess.run([HOTTIERCTL, "get", "tiered", "routing"], env=env,
+                       capture_output=True, text=True)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "latency\n", "")
+    assert ["table", "tiered"] in tree.dmsetup_log()
 
 
 def test_help_and_version_exit_0(capsys):
