@@ -75,7 +75,7 @@ def list_record(device):
             "sectors": t["length"], "hdd": device.system.block_name(t["hdd"]),
             "ssd": device.system.block_name(t["ssd"]),
             "extent_sectors": t["extent_sectors"], "mode": stats["mode"],
-            "suspended": not device.live()}
+            "suspended": device.suspended()}
 
 
 def cmd_list(system, args, out):

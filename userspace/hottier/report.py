@@ -38,7 +38,7 @@ def status_record(device, stats):
     """One device's status for --json: every field, the hit ratio, where
     it is and whether it is suspended."""
     return {"name": device.name, "device": f"/dev/mapper/{device.name}",
-            "kernel_name": device.kname, "suspended": not device.live(),
+            "kernel_name": device.kname, "suspended": device.suspended(),
             "hit_ratio": hit_ratio(stats), **stats}
 
 
