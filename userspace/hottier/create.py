@@ -57,8 +57,8 @@ def check_free(system, member):
 
 
 def check_members(system, hdd, ssd):
-    """The two members, refused if they are one device, one holds the
-    other, or either is busy."""
+    """The two members, refused if they are one device, one is a partition
+    of the other, or either is busy."""
     h = Member(system, hdd)
     s = Member(system, ssd)
     if h.devnum == s.devnum:
