@@ -41,6 +41,7 @@
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
@@ -1290,6 +1291,8 @@ static void sysfs_remove(struct hottier *ht);
 /* Copes with a partly built object, so the constructor has one error path. */
 static void hottier_destroy(struct hottier *ht)
 {
+	/* First: inherit_pins() reads a claimant's heat under claims_lock. */
+	release_claim(ht);
 	if (ht->wq) {
 		cancel_delayed_work_sync(&ht->tick_work);
 		cancel_delayed_work_sync(&ht->promote_work);
@@ -1302,7 +1305,6 @@ static void hottier_destroy(struct hottier *ht)
 	hottier_heat_exit(&ht->heat);
 	kvfree(ht->free_slots);
 	kvfree(ht->slots);
-	release_claim(ht);
 	if (ht->ssd)
 		dm_put_device(ht->ti, ht->ssd);
 	if (ht->hdd)
@@ -1524,10 +1526,100 @@ static void hottier_postsuspend(struct dm_target *ti)
 	flush_workqueue(ht->wq);
 }
 
+static int promote_range(struct hottier *ht, u64 first, u64 last, bool pin);
+
+/*
+ * The start sectors of @old's pinned extents, at most @max of them. @old is
+ * on the claims list (claims_lock held), so its heat table is not freed.
+ */
+static u32 pinned_sectors(struct hottier *old, u64 *sectors, u32 max)
+{
+	struct hottier_heat_set *set;
+	unsigned long flags;
+	u32 i, n = 0;
+	int w;
+
+	for (i = 0; i < old->heat.nr_sets && n < max; i++) {
+		set = &old->heat.sets[i];
+		spin_lock_irqsave(&set->lock, flags);
+		for (w = 0; w < HOTTIER_HEAT_WAYS && n < max; w++) {
+			struct hottier_heat_entry *e = &set->way[w];
+
+			if ((e->flags & (HOTTIER_E_VALID | HOTTIER_E_PINNED)) ==
+			    (HOTTIER_E_VALID | HOTTIER_E_PINNED))
+				sectors[n++] = e->extent << old->extent_shift;
+		}
+		spin_unlock_irqrestore(&set->lock, flags);
+	}
+	return n;
+}
+
+/*
+ * Pins belong to the device, not to one table. A reload's new table takes
+ * them over from the old one when it resumes: dm swaps tables while the
+ * device is suspended and destroys the old table only after the new one has
+ * resumed. Extent sizes may differ, so pins travel as sector ranges. A
+ * plain resume finds no other table of its device pinning anything.
+ */
+static void inherit_pins(struct hottier *ht)
+{
+	u32 n = 0, i, refused = 0, old_sectors = 0;
+	struct hottier_claim *c;
+	struct hottier *old;
+	u64 *sectors = NULL;
+	u64 first, last;
+
+	mutex_lock(&claims_lock);
+	list_for_each_entry(c, &claims, list) {
+		if (c == &ht->claim || c->md != ht->claim.md)
+			continue;
+		old = container_of(c, struct hottier, claim);
+		n = atomic_read(&old->pinned);
+		if (!n)
+			continue;
+		sectors = kvmalloc_array(n, sizeof(*sectors), GFP_KERNEL);
+		if (sectors) {
+			n = pinned_sectors(old, sectors, n);
+			old_sectors = old->args.extent_sectors;
+		}
+		break;
+	}
+	mutex_unlock(&claims_lock);
+	if (!n)
+		return;
+	if (!sectors) {
+		DMERR("%s: no memory to take over %u pinned extents",
+		      dm_device_name(ht->claim.md), n);
+		return;
+	}
+
+	mutex_lock(&ht->lock);
+	for (i = 0; i < n; i++) {
+		if (sectors[i] >= ht->ti->len)
+			continue;
+		first = sectors[i] >> ht->extent_shift;
+		last = (min_t(u64, sectors[i] + old_sectors, ht->ti->len) - 1) >>
+			ht->extent_shift;
+		if (promote_range(ht, first, last, true))
+			refused++;
+	}
+	mutex_unlock(&ht->lock);
+	if (refused)
+		DMWARN("%s: %u of %u pinned extents of the old table could not be pinned again",
+		       dm_device_name(ht->claim.md), refused, n);
+	kvfree(sectors);
+}
+
+/*
+ * Called while the device is still suspended: memory allocated here (the
+ * pins taken over, the sysfs directory) must not wait on I/O to it.
+ */
 static void hottier_resume(struct dm_target *ti)
 {
 	struct hottier *ht = ti->private;
+	unsigned int noio = memalloc_noio_save();
 
+	inherit_pins(ht);
 	WRITE_ONCE(ht->running, true);
 	qos_restart(ht);
 	queue_delayed_work(ht->wq, &ht->tick_work,
@@ -1535,6 +1627,7 @@ static void hottier_resume(struct dm_target *ti)
 					    HOTTIER_EPOCHS_PER_HALFLIFE));
 	kick_promote(ht, 0);
 	sysfs_add(ht);
+	memalloc_noio_restore(noio);
 }
 
 /* Status */

@@ -467,6 +467,56 @@ def test_idle_device_sends_no_io_to_either_member(hottier_module):
 
 # 6. Messages
 
+def test_pins_survive_reloads_whatever_the_extent_size(hottier_module):
+    extent = 2048
+    with devices.fast(unique("hdd"), 256) as h, \
+         devices.fast(unique("ssd"), 32) as s:
+        def line(e):
+            return table(h.path, s.path, e, promote_threshold=NEVER,
+                         heat_halflife_ms=86400000)
+
+        def resident(e, starts):
+            i = wait_copies_done(d)
+            top = {int(w[0]): w[2:] for w in (
+                x.split() for x in d.message("top", "1000").stdout.split(
+                    "\n") if x.strip())}
+            return all(top.get(x * e) == ["resident", "pinned"]
+                       for x in starts), i
+
+        with devices.DmDevice(unique("ht"), line(extent)) as d:
+            d.message("pin", str(10 * extent), str(3 * extent))
+            wait_info(d, lambda i: i["slots_used"] >= 3, "3 replicas")
+            assert resident(extent, range(10, 13))[0]
+
+            # The same table again: the new table takes the pins over
+            # and copies them (replicas themselves do not survive).
+            d.reload(line(extent))
+            assert info(d)["pinned"] == 3
+            wait_info(d, lambda i: i["slots_used"] >= 3, "3 replicas")
+            assert resident(extent, range(10, 13))[0]
+
+            # Smaller extents: the same sectors, six 512 KiB extents.
+            d.reload(line(extent // 2))
+            assert info(d)["pinned"] == 6
+            wait_info(d, lambda i: i["slots_used"] >= 6, "6 replicas")
+            assert resident(extent // 2, range(20, 26))[0]
+
+            # Larger: sectors 20480-26623 lie in 2 MiB extents 5 and 6.
+            d.reload(line(2 * extent))
+            assert info(d)["pinned"] == 2
+            wait_info(d, lambda i: i["slots_used"] >= 2, "2 replicas")
+            assert resident(2 * extent, range(5, 7))[0]
+
+            # A plain suspend and resume keeps them; unpin lets them go,
+            # and the next reload has nothing to take over.
+            d.suspend()
+            d.resume()
+            assert info(d)["pinned"] == 2
+            d.message("unpin", "0", str(devices.sectors(d.path)))
+            d.reload(line(2 * extent))
+            assert info(d)["pinned"] == 0
+
+
 def test_messages_pin_unpin_promote_demote_invalidate_and_refusals(
         hottier_module):
     extent = 2048
