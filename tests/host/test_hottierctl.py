@@ -953,3 +953,37 @@ def test_the_example_hottiertab_parses_once_uncommented():
                if re.match(r"#\s*\w+\s+(/dev|by-)", line)]
     parsed = tab.parse("\n".join(entries), "example")
     assert [e.name for e in parsed] == ["tiered", "media"]
+
+
+def test_system_tools_are_found_without_sbin_in_path(tmp_path):
+    """udev runs RUN programs with a PATH that may lack sbin (virtme-ng's
+    udevd does): dmsetup must still be found."""
+    from hottier.system import command
+    found = command("ls -l", env={"PATH": str(tmp_path)})
+    assert os.path.isabs(found[0]) and found[0].endswith("/ls"), found
+    assert found[1:] == ["-l"]
+    assert command("ls", env={})[0] == found[0]
+    own = tmp_path / "ls"
+    own.write_text("#!/bin/sh\n")
+    own.chmod(0o755)
+    assert command("ls", env={"PATH": str(tmp_path)})[0] == str(own)
+    assert command(["./fake", "x"], env={}) == ["./fake", "x"]
+    assert command("no-such-tool-here", env={}) == ["no-such-tool-here"]
+
+
+def test_btrfs_files_are_named_by_their_mount_not_their_device(tmp_path):
+    """btrfs gives its files an anonymous device number that no mount
+    lists: the filesystem is the deepest mount above the file."""
+    class Mounts:
+        def mounts(self):
+            return [("0:21", "/", "ext4"), ("8:16", "/srv", "xfs"),
+                    ("254:3", "/srv/pool", "btrfs"),
+                    ("254:4", "/srv/pool", "ext4"),      # mounted over it
+                    ("254:5", "/srv/poolside", "xfs")]
+    m = Mounts()
+    assert fiemap.filesystem_type(m, "/srv/pool/a/f", "0:55") == "ext4"
+    assert fiemap.filesystem_type(m, "/srv/pool/f", "8:16") == "xfs"
+    m.mounts = lambda: [("0:21", "/", "ext4"),
+                        ("254:3", "/srv/pool", "btrfs")]
+    assert fiemap.filesystem_type(m, "/srv/pool/a/f", "0:55") == "btrfs"
+    assert fiemap.filesystem_type(m, "/srv/poolside/f", "0:55") == "ext4"

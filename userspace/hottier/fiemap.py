@@ -94,11 +94,28 @@ def sector_ranges(extents, extent_sectors, device_sectors):
     return ranges, sum(l - f + 1 for f, l in spans)
 
 
+def filesystem_type(system, path, dev):
+    """The type of the filesystem that holds path: the mount of its device
+    number or, for a filesystem whose files carry an anonymous device
+    number (btrfs), the deepest mount point above it."""
+    mounts = system.mounts()
+    fstype = next((t for d, _, t in mounts if d == dev), None)
+    if fstype:
+        return fstype
+    real = os.path.realpath(path)
+    deepest = None                      # a later mount hides an earlier one
+    for _, where, fstype in mounts:
+        if real == where or real.startswith(where.rstrip("/") + "/"):
+            if deepest is None or len(where) >= deepest[0]:
+                deepest = (len(where), fstype)
+    return deepest[1] if deepest else None
+
+
 def check_file(system, device, path):
     """Refuses path unless it is a regular file on device, in a filesystem
     whose FIEMAP addresses are sectors of it."""
     dev = devnum(stat_kind(path, stat.S_ISREG, "regular file").st_dev)
-    fstype = next((t for d, _, t in system.mounts() if d == dev), None)
+    fstype = filesystem_type(system, path, dev)
     if fstype not in SECTOR_ADDRESSED:
         raise HottierError(f"{path} is on {fstype or 'an unknown filesystem'}"
                            ", whose FIEMAP addresses are not sectors of one "

@@ -5,6 +5,7 @@ import errno
 import glob
 import os
 import shlex
+import shutil
 import stat
 import subprocess
 
@@ -25,9 +26,19 @@ def write_text(path, value):
         f.write(value)
 
 
-def command(cmd):
-    """A command as a list: a string is split as a shell would."""
-    return shlex.split(cmd) if isinstance(cmd, str) else list(cmd)
+# udev runs RUN programs with a minimal environment (a PATH without sbin,
+# or none): the system tools are looked for in these too.
+SYSTEM_PATH = "/usr/local/sbin:/usr/sbin:/sbin:/usr/local/bin:/usr/bin:/bin"
+
+
+def command(cmd, env=os.environ):
+    """A command as a list: a string is split as a shell would; a bare
+    program name is found in PATH, then in the system directories."""
+    words = shlex.split(cmd) if isinstance(cmd, str) else list(cmd)
+    if words and os.sep not in words[0]:
+        path = ":".join(p for p in (env.get("PATH"), SYSTEM_PATH) if p)
+        words[0] = shutil.which(words[0], path=path) or words[0]
+    return words
 
 
 class System:
