@@ -31,6 +31,10 @@ link_in_tree() {
 }
 
 link_in_tree
+# Our objects were built from whichever working copy was linked last, and
+# mtimes cannot tell (a checkout or rebase may give older ones): rebuild
+# them, a few seconds.
+rm -rf "$build/drivers/md/hottier"
 # The out-of-tree build leaves objects in dm-hottier/; the in-tree O= build
 # refuses a source directory with build products in it.
 make -C "$repo" -s clean >/dev/null 2>&1 || true

@@ -83,7 +83,8 @@ tier_tests() {
 		# KASAN and lockdep under TCG run 5-10 times slower: the smoke
 		# tests, every path that allocates or frees (create, reload,
 		# refusal after the members are open, flush and discard
-		# completions, the SSD retry path) and the race tests.
+		# completions, the SSD retry path, pins taken over by a reload,
+		# sysfs stores racing suspend) and the race tests.
 		echo $g/test_table.py::test_create_and_remove_leaves_nothing \
 			$g/test_table.py::test_table_round_trips_through_create_and_reload \
 			$g/test_table.py::test_member_of_another_hottier_device_is_refused \
@@ -98,6 +99,8 @@ tier_tests() {
 			$g/test_fs_fio.py::test_suspend_resume_and_reload_under_fio_keep_data \
 			"$g/test_integrity.py::test_reads_see_the_last_completed_write_while_extents_migrate[through]" \
 			$g/test_tiering.py::test_suspend_reload_and_remove_with_copies_in_flight_keep_data \
+			$g/test_tiering.py::test_pins_survive_reloads_whatever_the_extent_size \
+			$g/test_sysfs.py::test_directory_follows_the_live_table_across_suspend_and_reload \
 			"$g/test_faults.py::test_ssd_faults_under_fio_verify_degrade_then_ssd_reset_recovers[dm_error]"
 		;;
 	*) echo $g ;;

@@ -1,0 +1,481 @@
+"""hottierctl against real devices: every subcommand, its refusals, the udev
+rule, and pins of real files on ext4 and XFS that survive a table reload."""
+
+import json
+import mmap
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+import devices
+from conftest import info, unique
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+HOTTIERCTL = os.path.join(REPO, "userspace", "hottierctl")
+NEVER = "1000000"               # promote_threshold: nothing by heat alone
+
+
+def ctl(*args, check=True, **kw):
+    r = subprocess.run([HOTTIERCTL, *args], capture_output=True, text=True,
+                       **kw)
+    if check and r.returncode:
+        raise AssertionError(f"hottierctl {' '.join(args)}: exit "
+                             f"{r.returncode}\n{r.stdout}{r.stderr}")
+    return r
+
+
+def ctl_json(*args):
+    return json.loads(ctl(*args, "--json").stdout)
+
+
+def refused(*args):
+    """hottierctl refuses: exit 1 and one line on stderr, nothing else."""
+    r = ctl(*args, check=False)
+    assert r.returncode == 1, (args, r)
+    lines = r.stderr.strip().split("\n")
+    assert len(lines) == 1 and lines[0].startswith("hottierctl: "), r.stderr
+    return lines[0]
+
+
+def dm_names():
+    out = devices.run("dmsetup", "ls").stdout
+    return {line.split()[0] for line in out.split("\n") if line.strip()
+            and not line.startswith("No devices")}
+
+
+def sysdir(name):
+    kname = os.path.basename(os.path.realpath(f"/dev/mapper/{name}"))
+    return f"/sys/block/{kname}/hottier"
+
+
+class Created:
+    """A device made by hottierctl create, removed by hottierctl remove."""
+
+    def __init__(self, name, hdd, ssd, *extra):
+        self.name = name
+        self.path = f"/dev/mapper/{name}"
+        out = ctl("create", name, "--hdd", hdd, "--ssd", ssd, *extra).stdout
+        assert out.startswith(f"{name}: created /dev/mapper/{name}"), out
+        devices.settle()
+
+    def status(self):
+        return devices.run("dmsetup", "status", self.name).stdout
+
+    def table(self):
+        return devices.run("dmsetup", "table", self.name).stdout
+
+    def message(self, *words):
+        return devices.run("dmsetup", "message", self.name, "0", *words)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.name in dm_names():
+            devices.run("umount", "-l", self.path, check=False)
+            ctl("remove", self.name)
+
+
+def top_flags(dev):
+    """{start sector: (resident, pinned)} of every tracked extent."""
+    out = dev.message("top", "1000").stdout
+    flags = {}
+    for line in out.split("\n"):
+        if line.strip():
+            start, _, resident, pinned = line.split()
+            flags[int(start)] = (resident == "resident", pinned == "pinned")
+    return flags
+
+
+def covered(ranges, extent):
+    """Start sectors of the extents the pin ranges cover."""
+    starts = set()
+    for r in ranges:
+        first = r["start_sector"] // extent
+        last = (r["start_sector"] + r["nr_sectors"] - 1) // extent
+        starts.update(e * extent for e in range(first, last + 1))
+    return starts
+
+
+def wait_until(what, check, timeout=60):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
+
+
+# create, list, get, set, status, remove
+
+def test_create_list_get_set_status_remove(pair):
+    h, s = pair
+    name = unique("ctl")
+    with Created(name, h.path, s.path, "--extent-size", "512K",
+                 "--set", "promote_threshold=2", "--set", "routing=ssd") as d:
+        words = d.table().split()
+        assert words[2:6] == ["hottier", devnum(h.path), devnum(s.path),
+                              "1024"], words
+        uuid = devices.run("dmsetup", "info", "-c", "--noheadings", "-o",
+                           "uuid", name).stdout.strip()
+        assert uuid == f"HOTTIER-{name}"
+
+        records = {r["name"]: r for r in ctl_json("list")}
+        assert records[name]["extent_sectors"] == 1024
+        assert records[name]["mode"] == "rw"
+        assert not records[name]["suspended"]
+        assert name in ctl("list").stdout
+
+        assert ctl("get", name, "promote_threshold").stdout == "2\n"
+        assert ctl_json("get", name)["routing"] == "ssd"
+        out = ctl("set", name, "promote_threshold=5", "max_migrations=2")
+        assert "promote_threshold: 2 -> 5" in out.stdout, out.stdout
+        with open(os.path.join(sysdir(name), "promote_threshold")) as f:
+            assert f.read() == "5\n"
+        assert "promote_threshold 5" in d.table()
+        # Refusals keep the old value.
+        for bad in ("promote_threshold=0", "routing=fastest",
+                    "no_such_key=1", "max_tracked=4096"):
+            refused("set", name, bad)
+        assert ctl("get", name, "promote_threshold").stdout == "5\n"
+        assert ctl("get", name, "routing").stdout == "ssd\n"
+
+        # Reads of one extent: promoted (threshold 5), then read from the
+        # SSD; status reports the hits and the hit ratio.
+        hot = 64 << 20
+        for _ in range(8):
+            read_direct_range(d.path, hot, 64 << 10)
+        wait_until("a replica of the read extent",
+                   lambda: top_flags(d).get(hot // 512, (0, 0))[0])
+        st = ctl_json("status", name)
+        for key in ("hit_ratio", "slots_used", "slots_total", "promotions",
+                    "ssd_latency_us", "hdd_latency_us", "mode",
+                    "migrations_allowed", "suspended"):
+            assert key in st, (key, st)
+        for _ in range(4):
+            read_direct_range(d.path, hot, 64 << 10)
+        st = ctl_json("status", name)
+        assert st["read_hits"] >= 4 and st["promotions"] >= 1, st
+        assert 0 < st["hit_ratio"] < 1, st
+        text = ctl("status", name).stdout
+        assert name in text and "hit" in text, text
+        assert ctl("get", name, "read_hits").stdout.strip().isdigit()
+
+        # --watch redraws in place until interrupted.
+        p = subprocess.Popen([HOTTIERCTL, "status", name, "--watch", "0.3"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        first = p.stdout.readline()     # drawn once: the loop runs
+        assert name in first, first
+        time.sleep(1.5)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=10)
+        assert p.returncode == 0, err
+        out = first + out
+        assert out.count("\x1b[2K") > 2 * len(text.strip().split("\n")), out
+        assert "\x1b[" in out and "F" in out
+
+        # While suspended, status comes from dmsetup status.
+        devices.run("dmsetup", "suspend", name)
+        try:
+            assert not os.path.exists(sysdir(name))
+            st2 = ctl_json("status", name)
+            assert st2["read_hits"] == info(d)["read_hits"]
+            assert st2["suspended"]
+            assert {r["name"]: r for r in ctl_json("list")}[name][
+                "suspended"]
+        finally:
+            devices.run("dmsetup", "resume", name)
+        assert ctl("remove", name).stdout == f"{name}: removed\n"
+    assert name not in dm_names()
+    refused("remove", name)
+    refused("status", name)
+
+
+def devnum(path):
+    rdev = os.stat(path).st_rdev
+    return f"{os.major(rdev)}:{os.minor(rdev)}"
+
+
+def read_direct_range(path, offset, size):
+    buf = mmap.mmap(-1, size)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    try:
+        assert os.preadv(fd, [buf], offset) == size
+    finally:
+        os.close(fd)
+
+
+def test_create_refuses_busy_or_wrong_members_and_leaves_nothing(pair):
+    h, s = pair
+    before = dm_names()
+    name = unique("ctl")
+    assert "same device" in refused("create", name, "--hdd", h.path,
+                                    "--ssd", h.path)
+    assert "/dev/nonesuch" in refused("create", name, "--hdd", h.path,
+                                      "--ssd", "/dev/nonesuch")
+    assert "no_such_key" in refused("create", name, "--hdd", h.path,
+                                    "--ssd", s.path, "--set",
+                                    "no_such_key=1")
+    # Held by another dm device.
+    with devices.linear(unique("lin"), s.path):
+        assert "in use" in refused("create", name, "--hdd", h.path,
+                                   "--ssd", s.path)
+    # Mounted.
+    devices.run("mkfs.ext4", "-q", "-F", s.path)
+    with tempfile.TemporaryDirectory() as mnt:
+        devices.run("mount", s.path, mnt)
+        try:
+            assert "mounted" in refused("create", name, "--hdd", h.path,
+                                        "--ssd", s.path)
+        finally:
+            devices.run("umount", mnt)
+    # A table the kernel refuses (no room for a 1 GiB extent on the
+    # 64 MiB SSD): dmsetup fails, nothing is left.
+    assert "dmesg" in refused("create", name, "--hdd", h.path, "--ssd",
+                              s.path, "--extent-size", "1G")
+    assert "bad device name" in refused("create", "bad/name", "--hdd",
+                                        h.path, "--ssd", s.path)
+    assert dm_names() == before
+    # A name taken already.
+    with Created(name, h.path, s.path):
+        assert "already exists" in refused("create", name, "--hdd",
+                                           h.path, "--ssd", s.path)
+    assert dm_names() == before
+
+
+def test_not_root_and_module_not_loaded_are_one_line_errors(hottier_module):
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
+                        "--clear-groups", HOTTIERCTL, "list"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "root" in r.stderr, r
+    assert len(r.stderr.strip().split("\n")) == 1
+    # No hottier device exists between tests: the module unloads.
+    devices.run("rmmod", "dm_hottier")
+    try:
+        assert "not loaded" in refused("list")
+    finally:
+        subprocess.run(["insmod", hottier_module], check=True)
+    assert ctl("list").returncode == 0
+
+
+# tune-queues and the udev rule
+
+def scheduler(disk):
+    with open(f"/sys/block/{disk}/queue/scheduler") as f:
+        return next(w.strip("[]") for w in f.read().split()
+                    if w.startswith("["))
+
+
+def set_scheduler(disk, value):
+    with open(f"/sys/block/{disk}/queue/scheduler", "w") as f:
+        f.write(value)
+
+
+def read_ahead(name):
+    kname = os.path.basename(os.path.realpath(f"/dev/mapper/{name}"))
+    with open(f"/sys/block/{kname}/queue/read_ahead_kb") as f:
+        return f.read().strip()
+
+
+def test_tune_queues_walks_down_to_the_disks_dry_run_first(pair):
+    h, s = pair
+    hdd_disk, ssd_disk = os.path.basename(h.path), os.path.basename(s.path)
+    set_scheduler(hdd_disk, "none")
+    set_scheduler(ssd_disk, "mq-deadline")
+    # The SSD member is a dm-linear over the disk: the walk goes through
+    # slaves/ to the disk, which has the request queue.
+    with devices.linear(unique("lin"), s.path) as lin, \
+            Created(unique("ctl"), h.path, lin.path) as d:
+        plan = ctl_json("tune-queues", d.name, "--dry-run")
+        paths = {c["path"]: (c["old"], c["new"]) for c in plan["changes"]}
+        assert paths[f"/sys/block/{ssd_disk}/queue/scheduler"] == (
+            "mq-deadline", "none"), paths
+        assert paths[f"/sys/block/{hdd_disk}/queue/scheduler"][1] in (
+            "mq-deadline", "bfq"), paths
+        assert any(p.endswith("/queue/read_ahead_kb") and new == "32"
+                   for p, (_, new) in paths.items()), paths
+        assert not plan["applied"]
+        assert (scheduler(hdd_disk), scheduler(ssd_disk)) == (
+            "none", "mq-deadline")
+
+        out = ctl("tune-queues", d.name).stdout
+        assert f"/sys/block/{ssd_disk}/queue/scheduler: mq-deadline -> " \
+               "none" in out, out
+        assert scheduler(ssd_disk) == "none"
+        assert scheduler(hdd_disk) in ("mq-deadline", "bfq")
+        assert read_ahead(d.name) == "32"
+        assert ctl("tune-queues", d.name).stdout == \
+            f"{d.name}: nothing to change\n"
+        ctl("tune-queues", d.name, "--read-ahead-kb", "128")
+        assert read_ahead(d.name) == "128"
+        refused("tune-queues", unique("nonesuch"))
+
+
+def test_udev_rule_tunes_queues_when_the_device_goes_live(pair):
+    h, s = pair
+    hdd_disk, ssd_disk = os.path.basename(h.path), os.path.basename(s.path)
+    set_scheduler(hdd_disk, "none")
+    set_scheduler(ssd_disk, "mq-deadline")
+    with open(os.path.join(REPO, "userspace", "60-hottier.rules")) as f:
+        rule = f.read().replace("/usr/local/sbin/hottierctl", HOTTIERCTL)
+    os.makedirs("/run/udev/rules.d", exist_ok=True)
+    path = "/run/udev/rules.d/60-hottier.rules"
+    with open(path, "w") as f:
+        f.write(rule)
+    try:
+        devices.run("udevadm", "control", "--reload")
+        with Created(unique("ctl"), h.path, s.path) as d:
+            devices.settle()
+            assert scheduler(ssd_disk) == "none"
+            assert scheduler(hdd_disk) in ("mq-deadline", "bfq")
+            assert read_ahead(d.name) == "32"
+    finally:
+        os.unlink(path)
+        devices.run("udevadm", "control", "--reload")
+
+
+# pin, unpin, heat
+
+def make_file(path, mib):
+    data = os.urandom(mib << 20)
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    return data
+
+
+MKFS = {"ext4": ["mkfs.ext4", "-q", "-F"], "xfs": ["mkfs.xfs", "-q", "-f"]}
+
+
+@pytest.mark.parametrize("fstype", ["ext4", "xfs"])
+def test_pin_a_file_its_extents_become_resident_and_survive_a_reload(
+        pair, fstype):
+    h, s = pair
+    extent = 512                        # 256 KiB
+    with Created(unique("ctl"), h.path, s.path, "--extent-size", "256K",
+                 "--set", f"promote_threshold={NEVER}",
+                 "--set", "routing=ssd") as d, \
+            tempfile.TemporaryDirectory() as mnt:
+        devices.run(*MKFS[fstype], d.path)
+        devices.run("mount", d.path, mnt)
+        try:
+            hot = os.path.join(mnt, "hot.bin")
+            data = make_file(hot, 4)
+            other = os.path.join(mnt, "elsewhere")
+            assert "only ext4, XFS" in refused("pin", d.name,
+                                               "/proc/version")
+            assert "no such" in refused("pin", d.name, other).lower()
+
+            pin = ctl_json("pin", d.name, hot)
+            want = covered(pin["ranges"], extent)
+            assert pin["extents"] == len(want) >= 16, pin
+            assert sum(r["nr_sectors"] for r in pin["ranges"]) == \
+                len(want) * extent
+
+            def resident():
+                f = top_flags(d)
+                return all(f.get(x) == (True, True) for x in want)
+            wait_until("the pinned extents resident", resident)
+            assert info(d)["pinned"] == len(want)
+
+            # Reads of the file are served by the SSD.
+            with open("/proc/sys/vm/drop_caches", "w") as f:
+                f.write("3")
+            before = info(d)["replica_reads_ssd"]
+            with open(hot, "rb") as f:
+                assert f.read() == data
+            assert info(d)["replica_reads_ssd"] > before
+
+            # A reload keeps the pins (sector ranges, whatever the table).
+            table = d.table()
+            devices.run("dmsetup", "reload", d.name, "--table", table)
+            devices.run("dmsetup", "resume", d.name)
+            assert info(d)["pinned"] == len(want)
+            wait_until("the pins resident after the reload", resident)
+
+            out = ctl("unpin", d.name, hot).stdout
+            assert out.startswith(f"unpinned {hot}: {len(want)} extents")
+            assert info(d)["pinned"] == 0
+
+            # Bigger than the SSD: refused, nothing pinned.
+            big = os.path.join(mnt, "big.bin")
+            make_file(big, 72)
+            assert "slots" in refused("pin", d.name, big)
+            assert info(d)["pinned"] == 0
+        finally:
+            devices.run("umount", mnt)
+
+
+def test_pin_on_btrfs_is_refused_with_a_clear_message(pair):
+    h, s = pair
+    with Created(unique("ctl"), h.path, s.path) as d, \
+            tempfile.TemporaryDirectory() as mnt:
+        devices.run("mkfs.btrfs", "-q", "-f", d.path)
+        devices.run("mount", d.path, mnt)
+        try:
+            f = os.path.join(mnt, "f")
+            make_file(f, 1)
+            line = refused("pin", d.name, f)
+            assert "btrfs" in line, line
+            assert info(d)["pinned"] == 0
+        finally:
+            devices.run("umount", mnt)
+
+
+def test_heat_shows_bands_and_the_hottest_extents(pair):
+    h, s = pair
+    with Created(unique("ctl"), h.path, s.path, "--set",
+                 f"promote_threshold={NEVER}") as d:
+        for _ in range(40):
+            read_direct_range(d.path, 7 << 20, 4096)
+        report = ctl_json("heat", d.name, "--top", "3")
+        assert len(report["bands"]) == 16, report
+        assert report["top"][0]["start_sector"] == 7 * 2048, report
+        assert report["top"][0]["heat"] >= 32, report
+        assert len(report["top"]) <= 3
+        text = ctl("heat", d.name).stdout
+        assert str(7 * 2048) in text, text
+        r = ctl("heat", d.name, "--top", "0", check=False)
+        assert r.returncode == 2 and "--top" in r.stderr, r
+
+
+# activate from a hottiertab
+
+def test_activate_creates_present_devices_and_skips_missing_ones(pair):
+    h, s = pair
+    a, b = unique("tab"), unique("tab")
+    with tempfile.NamedTemporaryFile("w", suffix=".tab") as tab:
+        tab.write(f"# test\n{a} {h.path} {s.path} 512K promote_threshold=3\n"
+                  f"{b} /dev/nonesuch0 /dev/nonesuch1 1M\n")
+        tab.flush()
+        r = ctl("activate", "--tab", tab.name, check=False)
+        try:
+            assert r.returncode == 0, r
+            assert f"{a}: created" in r.stdout
+            assert f"{b}: /dev/nonesuch0, /dev/nonesuch1 not present; " \
+                   "skipped" in r.stderr, r.stderr
+            assert ctl("get", a, "promote_threshold").stdout == "3\n"
+            words = devices.run("dmsetup", "table", a).stdout.split()
+            assert words[5] == "1024", words
+            # Again: already active, nothing changes.
+            r = ctl("activate", "--tab", tab.name, a)
+            assert f"{a}: already active" in r.stdout
+            assert "lists no" in refused("activate", "--tab", tab.name,
+                                         "nonesuch")
+        finally:
+            if a in dm_names():
+                ctl("remove", a)
+    with tempfile.NamedTemporaryFile("w", suffix=".tab") as tab:
+        tab.write(f"{a} {h.path}\n")
+        tab.flush()
+        assert f"{tab.name}:1:" in refused("activate", "--tab", tab.name)
+    assert a not in dm_names()
