@@ -432,6 +432,31 @@ def test_set_refused_by_the_kernel_is_one_line(tree, capsys, monkeypatch):
                                       "kernel (see dmesg)\n")
 
 
+def test_sysfs_write_never_creates_the_file(tmp_path):
+    # A value file missing (the directory half-built during a reload) is
+    # ENOENT, not a new file and not the EACCES of a creating open.
+    missing = tmp_path / "hottier" / "routing"
+    missing.parent.mkdir()
+    with pytest.raises(FileNotFoundError):
+        system.write_text(str(missing), "ssd")
+    assert not missing.exists()
+    present = tmp_path / "hottier" / "promote_threshold"
+    present.write_text("16\n")
+    system.write_text(str(present), "2")
+    assert present.read_text() == "2"
+
+
+@pytest.mark.parametrize("err", [errno.ENOENT, errno.ENODEV])
+def test_set_racing_a_suspend_falls_back_to_the_message(tree, monkeypatch,
+                                                         err):
+    # The directory was there when looked at and gone at the write.
+    def gone(path, value):
+        raise OSError(err, os.strerror(err))
+    monkeypatch.setattr(system, "write_text", gone)
+    assert tree.run("set", "tiered", "max_migrations=8")[0] == 0
+    assert tree.messages() == ["max_migrations 8"]
+
+
 # Suspended: no sysfs directory, dmsetup instead
 
 
@@ -467,6 +492,15 @@ def test_suspended_set_is_a_message(suspended):
     rc, out = suspended.run("set", "tiered", "max_migrations=8")
     assert rc == 0 and out == "max_migrations: 4 -> 8\n"
     assert suspended.messages() == ["max_migrations 8"]
+
+
+def test_status_and_get_racing_a_suspend_use_dmsetup(suspended,
+                                                       monkeypatch):
+    # The directory was there when looked at and gone at the reads.
+    monkeypatch.setattr(system.Device, "live", lambda self: True)
+    s = json.loads(suspended.run("status", "tiered", "--json")[1])
+    assert (s["hit_ratio"], s["mode"]) == (0.75, "degraded")
+    assert suspended.run("get", "tiered", "routing") == (0, "ssd\n")
 
 
 def test_suspended_list_says_so(suspended):

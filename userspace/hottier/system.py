@@ -15,14 +15,24 @@ from .table import FIELDS, KEYS, field_value, parse_status, parse_table
 UUID_PREFIX = "HOTTIER-"
 
 
+# What a sysfs open, read or write fails with when the directory goes
+# under it: ENOENT at lookup, ENODEV once the file is being removed.
+GONE = (errno.ENOENT, errno.ENODEV)
+
+
 def read_text(path):
     with open(path) as f:
         return f.read().strip()
 
 
 def write_text(path, value):
-    """One write of a sysfs value; OSError carries the kernel's refusal."""
-    with open(path, "w") as f:
+    """One write of a sysfs value; OSError carries the kernel's refusal.
+    The file is never created: a creating open (the shell's ">") of a
+    file missing from a sysfs directory that is being built or torn down
+    fails with EACCES, since sysfs directories cannot create files; this
+    open fails with ENOENT, which says what happened."""
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    with os.fdopen(fd, "w") as f:
         f.write(value)
 
 
@@ -237,19 +247,30 @@ class Device:
     def stats(self):
         """Every status field: from sysfs, or dmsetup status while
         suspended."""
-        if not self.live():
+        values = self.read_all(FIELDS)
+        if values is None:
             return parse_status(self.system.dmsetup("status", self.name))
-        return {f: field_value(f, self.read(f)) for f in FIELDS}
+        return {f: field_value(f, v) for f, v in values.items()}
 
     def config(self):
         """extent_sectors and every key with its current value."""
-        if not self.live():
+        values = self.read_all(["extent_sectors", *KEYS])
+        if values is None:
             t = self.table()
             values = {"extent_sectors": t["extent_sectors"], **t["keys"]}
-        else:
-            names = ["extent_sectors", *KEYS]
-            values = {n: self.read(n) for n in names}
         return {k: typed(v) for k, v in values.items()}
+
+    def read_all(self, names):
+        """The sysfs files named, or None if the directory is absent or
+        goes while they are read (a suspend or reload under us)."""
+        if not self.live():
+            return None
+        try:
+            return {n: self.read(n) for n in names}
+        except OSError as e:
+            if e.errno in GONE:
+                return None
+            raise
 
     def read(self, name):
         return read_text(self.sysdir("hottier", name))
@@ -263,6 +284,11 @@ class Device:
         try:
             write_text(self.sysdir("hottier", key), value)
         except OSError as e:
+            if e.errno in GONE:
+                # A suspend or reload took the directory away after
+                # live() saw it: the message reaches the live table.
+                self.message(key, value)
+                return
             if e.errno == errno.EINVAL:
                 raise HottierError(f"{self.name}: {key}={value} refused by "
                                    "the kernel (see dmesg)")
