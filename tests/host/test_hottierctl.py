@@ -4,6 +4,7 @@ import errno
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -84,6 +85,20 @@ def test_the_script_takes_its_fakes_from_the_environment(tree):
                        capture_output=True, text=True)
     assert (r.returncode, r.stdout, r.stderr) == (0, "latency\n", "")
     assert ["table", "tiered"] in tree.dmsetup_log()
+
+
+def test_ctrl_c_while_the_script_starts_is_a_quiet_exit_130(tmp_path):
+    """Ctrl-C that lands while Python is still importing hottier.cli
+    (status --watch started and stopped at once) exits like one inside
+    main(): status 130 and no traceback."""
+    shutil.copy(HOTTIERCTL, tmp_path / "hottierctl")
+    (tmp_path / "hottier").mkdir()
+    (tmp_path / "hottier" / "__init__.py").write_text("")
+    (tmp_path / "hottier" / "cli.py").write_text("raise KeyboardInterrupt\n")
+    r = subprocess.run([sys.executable, str(tmp_path / "hottierctl"),
+                        "status", "--watch", "1"],
+                       capture_output=True, text=True)
+    assert (r.returncode, r.stdout, r.stderr) == (130, "", "")
 
 
 def test_help_and_version_exit_0(capsys):
