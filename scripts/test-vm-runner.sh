@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Self-test of scripts/vm-run.sh: exit codes pass through, a hung guest is
 # killed at its timeout with a clear message, the kernel log is saved and a
-# kernel report in it fails the run. Ends with "runner: N passed, N failed".
+# kernel report in it fails the run, a guest that dies while booting is
+# booted once more and its panic is shown. Ends with "runner: N passed, N failed".
 set -u
 cd "$(dirname "$0")/.."
 res=${HOTTIER_RESULTS:-$PWD/results}/runner
@@ -48,6 +49,30 @@ if ! pgrep -f "qemu-system.*$res/timeout" >/dev/null; then
 else
 	bad no_guest_left_after_timeout "qemu still running"
 fi
+# A guest that dies while booting (here: no root to mount) never ran the
+# command: it is booted once more, and each console log shows the panic.
+# (Through a pipe: QEMU reopens a regular file given as its stdout or stderr
+# with O_TRUNC, which would drop the first boot's lines.)
+HOTTIER_VM_APPEND="rdinit=/nonexistent" scripts/vm-run.sh \
+	--results "$res/noboot" --timeout 120 -- true 2>&1 | cat > "$res.noboot.out"
+rc=${PIPESTATUS[0]}
+if [ "$rc" != 0 ] &&
+	[ "$(grep -c 'booting the guest once more' "$res.noboot.out")" = 1 ] &&
+	grep -q 'Kernel panic - not syncing: VFS' "$res/noboot/console.1.log" &&
+	grep -q 'Kernel panic - not syncing: VFS' "$res/noboot/console.log" &&
+	grep -q 'Kernel panic' "$res.noboot.out"; then
+	ok guest_dead_in_boot_is_booted_once_more_and_says_why
+else
+	bad guest_dead_in_boot_is_booted_once_more_and_says_why "rc=$rc"
+fi
+# A guest that ends well leaves one console line, from its power-off.
+if [ "$(grep -cv 'reboot: Power down' "$res/exit/console.log")" = 0 ] &&
+	grep -q 'reboot: Power down' "$res/exit/console.log"; then
+	ok console_log_has_only_the_power_off_when_all_is_well
+else
+	bad console_log_has_only_the_power_off_when_all_is_well "$(head -n 3 "$res/exit/console.log")"
+fi
+
 # A file-backed virtio disk keeps its data across a guest restart.
 img=$res/persist.img
 rm -f "$img"

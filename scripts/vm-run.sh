@@ -12,7 +12,13 @@
 # The command's exit code is passed through. The guest's kernel log is saved
 # as DIR/kernel.log; the run fails if it shows an Oops, BUG, WARNING, KASAN,
 # UBSAN, lockdep, kmemleak or hung-task report (saved as DIR/kernel-reports.log).
+# A panic or oops goes to DIR/console.log too, even one during boot, so a
+# guest that dies before the command runs says why.
+# Such a guest (no kernel log, not a timeout) is booted once more: nothing of
+# the command ran, so nothing is hidden, and both console logs are kept.
 # HOTTIER_VM_KVM=1 allows KVM where it works; the default is TCG.
+# Send output to a pipe or terminal, not a file: QEMU reopens a regular
+# file given as its stdout or stderr with O_TRUNC.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -52,14 +58,25 @@ fi
 
 mkdir -p "$results"
 results=$(cd "$results" && pwd)
-rm -f "$results/kernel.log" "$results/kernel-reports.log" "$results/guest-rc"
+rm -f "$results/console.1.log"
 
 accel=(--disable-kvm)
 [ "${HOTTIER_VM_KVM:-0}" = 1 ] && accel=()
 
 # TCG is slow: keep RCU-stall and hung-task reports for real hangs only.
+# A second UART (COM2, port 0x2f8) writes to DIR/console.log as an early
+# console kept for the whole run; virtme's quiet loglevel holds back the
+# ordinary lines, and a panic or oops raises the level itself, so the file
+# holds only those and the final "reboot: Power down". (ttyS1 as a second
+# console= would not do: the 8250 driver serves one console.)
 append="rcupdate.rcu_cpu_stall_timeout=300 sysctl.kernel.hung_task_timeout_secs=900"
+append+=" earlycon=uart8250,io,0x2f8,115200n8 keep_bootcon"
 append+=" ${HOTTIER_VM_APPEND:-}"
+case "$results" in
+*,*) echo "vm-run: the results path may not contain a comma (QEMU options): $results" >&2
+	exit 2 ;;
+esac
+console=(--qemu-opts="-chardev file,id=hconsole,path=$results/console.log -serial chardev:hconsole")
 
 # The guest runs guest-init.sh, which captures the kernel log and runs the
 # command with the results directory and the caller's HOTTIER_* variables
@@ -78,10 +95,37 @@ append+=" ${HOTTIER_VM_APPEND:-}"
 } > "$results/.guest-command"
 guest="bash $(printf %q "$results/.guest-command")"
 
-rc=0
-timeout -k 20 "$timeout" vng --run "$kernel" "${accel[@]}" --force-9p \
-	--cpus 2 --memory "$memory" --rwdir "$results" "${disks[@]}" \
-	--append "$append" --exec "$guest" </dev/null || rc=$?
+# boot: one guest; sets rc.
+boot() {
+	rm -f "$results/kernel.log" "$results/kernel-reports.log" \
+		"$results/guest-rc" "$results/console.log"
+	rc=0
+	timeout -k 20 "$timeout" vng --run "$kernel" "${accel[@]}" --force-9p \
+		--cpus 2 --memory "$memory" --rwdir "$results" "${disks[@]}" \
+		"${console[@]}" --append "$append" --exec "$guest" </dev/null || rc=$?
+}
+
+# never_started: the guest ended, not by the timeout, before guest-init.sh
+# began the kernel log, so no part of the command ran.
+never_started() {
+	[ "$rc" != 124 ] && [ "$rc" != 137 ] && [ ! -e "$results/kernel.log" ]
+}
+
+console_says() {
+	echo "vm-run: the guest ended (vng exit $rc) before the command ran; its console ($1) says:" >&2
+	head -n 20 "$1" 2>/dev/null | sed 's/^/  | /' >&2
+}
+
+boot
+if never_started; then
+	mv -f "$results/console.log" "$results/console.1.log" 2>/dev/null || true
+	console_says "$results/console.1.log"
+	echo "vm-run: booting the guest once more" >&2
+	boot
+	if never_started; then
+		console_says "$results/console.log"
+	fi
+fi
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	echo "vm-run: guest timed out after ${timeout}s and was killed" >&2
 	rc=124
