@@ -511,8 +511,10 @@ def test_suspended_set_is_a_message(suspended):
 
 def test_status_and_get_racing_a_suspend_use_dmsetup(suspended,
                                                        monkeypatch):
-    # The directory was there when looked at and gone at the reads.
-    monkeypatch.setattr(system.Device, "live", lambda self: True)
+    # A file removed after its lookup: ENODEV, not ENOENT.
+    def removed(self, name):
+        raise OSError(errno.ENODEV, os.strerror(errno.ENODEV))
+    monkeypatch.setattr(system.Device, "read", removed)
     s = json.loads(suspended.run("status", "tiered", "--json")[1])
     assert (s["hit_ratio"], s["mode"]) == (0.75, "degraded")
     assert suspended.run("get", "tiered", "routing") == (0, "ssd\n")

@@ -223,10 +223,6 @@ class Device:
     def sysdir(self, *parts):
         return self.system.sys("block", self.kname, *parts)
 
-    def live(self):
-        """True while the sysfs directory exists (resumed)."""
-        return os.path.isdir(self.sysdir("hottier"))
-
     def devnum(self):
         return read_text(self.sysdir("dev"))
 
@@ -261,10 +257,9 @@ class Device:
         return {k: typed(v) for k, v in values.items()}
 
     def read_all(self, names):
-        """The sysfs files named, or None if the directory is absent or
-        goes while they are read (a suspend or reload under us)."""
-        if not self.live():
-            return None
+        """The sysfs files named, or None if the directory is absent
+        (suspended) or goes while they are read (a suspend or reload under
+        us)."""
         try:
             return {n: self.read(n) for n in names}
         except OSError as e:
@@ -278,15 +273,12 @@ class Device:
     def set(self, key, value):
         """A tunable through sysfs, or the <key> <value> message while
         suspended; the kernel's refusal becomes one line."""
-        if not self.live():
-            self.message(key, value)
-            return
         try:
             write_text(self.sysdir("hottier", key), value)
         except OSError as e:
             if e.errno in GONE:
-                # A suspend or reload took the directory away after
-                # live() saw it: the message reaches the live table.
+                # No directory (suspended), or a suspend or reload took
+                # it away: the message reaches the live table.
                 self.message(key, value)
                 return
             if e.errno == errno.EINVAL:
