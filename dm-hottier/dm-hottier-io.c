@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * dm-hottier: the data path. map sends a read to the replica or the HDD
+ * (routing by measured latency), a write to the HDD and, through, to the
+ * replica; end_io samples latency, retries failed SSD reads on the HDD
+ * and ends write-throughs. Writes are tracked per bucket of extents so a
+ * copy that overlapped one is never installed.
+ */
+#include "dm-hottier.h"
+
+static void raise_event(struct work_struct *ws)
+{
+	struct hottier *ht = container_of(ws, struct hottier, event_work);
+
+	dm_table_event(ht->ti->table);
+}
+
+/*
+ * An SSD read, write or copy failed. At ssd_error_threshold errors the
+ * device degrades, once: replicas unused, no promotions, a dm event.
+ */
+void hottier_ssd_error(struct hottier *ht)
+{
+	stat_add(ht, HOTTIER_STAT_SSD_ERRORS, 1);
+	if (atomic_inc_return(&ht->ssd_errors) <
+	    READ_ONCE(ht->args.ssd_error_threshold))
+		return;
+	if (test_and_set_bit(HOTTIER_DEGRADED, &ht->mode))
+		return;
+	DMERR("%s: %d SSD errors: degraded, the SSD is not used until ssd_reset",
+	      ht_name(ht), atomic_read(&ht->ssd_errors));
+	queue_work(ht->wq, &ht->event_work);
+}
+
+static void start_read(struct hottier *ht, struct hottier_io *io,
+		       enum hottier_route_dev dev)
+{
+	io->dev = dev;
+	io->start_ns = ktime_get_ns();
+	atomic_inc(&ht->lat[dev].inflight);
+}
+
+/* Where a read of a replicated extent goes. */
+static enum hottier_route_dev route_read(struct hottier *ht)
+{
+	struct hottier_lat *ssd = &ht->lat[HOTTIER_ROUTE_SSD];
+	struct hottier_lat *hdd = &ht->lat[HOTTIER_ROUTE_HDD];
+
+	return hottier_route(READ_ONCE(ht->args.routing),
+			     atomic64_read(&ssd->ewma_ns),
+			     atomic_read(&ssd->inflight),
+			     atomic64_read(&hdd->ewma_ns),
+			     atomic_read(&hdd->inflight),
+			     atomic64_inc_return(&ht->read_seq));
+}
+
+/* Write tracking */
+
+static void wtrack_adjust(struct hottier_wtrack *wt, int delta)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&wt->lock, flags);
+	wt->inflight += delta;
+	if (delta > 0)
+		wt->gen++;
+	spin_unlock_irqrestore(&wt->lock, flags);
+}
+
+/* Count writes in (+1) or out (-1) of every extent in [first, last]. */
+static void wtrack_range(struct hottier *ht, u64 first, u64 last, int delta)
+{
+	u64 e;
+	int i;
+
+	if (last - first >= HOTTIER_WTRACK_BUCKETS) {
+		for (i = 0; i < HOTTIER_WTRACK_BUCKETS; i++)
+			wtrack_adjust(&ht->wtrack[i], delta);
+		return;
+	}
+	for (e = first; e <= last; e++)
+		wtrack_adjust(hottier_wtrack_of(ht, e), delta);
+}
+
+/* I/O */
+
+static void account_bio(struct hottier *ht, struct bio *bio)
+{
+	switch (bio_op(bio)) {
+	case REQ_OP_READ:
+		stat_add(ht, HOTTIER_STAT_READS, 1);
+		stat_add(ht, HOTTIER_STAT_READ_SECTORS, bio_sectors(bio));
+		break;
+	case REQ_OP_WRITE:
+		stat_add(ht, HOTTIER_STAT_WRITES, 1);
+		stat_add(ht, HOTTIER_STAT_WRITE_SECTORS, bio_sectors(bio));
+		break;
+	case REQ_OP_DISCARD:
+		stat_add(ht, HOTTIER_STAT_DISCARDS, 1);
+		break;
+	default:
+		break;
+	}
+}
+
+static bool is_empty_flush(struct bio *bio)
+{
+	return (bio->bi_opf & REQ_PREFLUSH) && !bio_sectors(bio);
+}
+
+static int map_flush(struct hottier *ht, struct bio *bio)
+{
+	if (dm_bio_get_target_bio_nr(bio) == HOTTIER_FLUSH_SSD) {
+		bio_set_dev(bio, ht->ssd->bdev);
+		return DM_MAPIO_REMAPPED;
+	}
+	stat_add(ht, HOTTIER_STAT_FLUSHES, 1);
+	bio_set_dev(bio, ht->hdd->bdev);
+	return DM_MAPIO_REMAPPED;
+}
+
+static void remap_hdd(struct hottier *ht, struct bio *bio, sector_t offset)
+{
+	bio_set_dev(bio, ht->hdd->bdev);
+	bio->bi_iter.bi_sector = offset;
+}
+
+static void remap_ssd(struct hottier *ht, struct bio *bio, sector_t offset,
+		      u32 slot)
+{
+	bio_set_dev(bio, ht->ssd->bdev);
+	bio->bi_iter.bi_sector = slot_sector(ht, slot) +
+		(offset & (ht->args.extent_sectors - 1));
+}
+
+/*
+ * A read heats its extent (unless it belongs to a sequential stream past
+ * the cutoff) and goes to the replica if there is one.
+ */
+static int map_read(struct hottier *ht, struct bio *bio, struct hottier_io *io)
+{
+	sector_t offset = dm_target_offset(ht->ti, bio->bi_iter.bi_sector);
+	u64 extent = offset >> ht->extent_shift;
+	u64 cutoff = (u64)READ_ONCE(ht->args.sequential_cutoff_kb) * 2;
+	u32 threshold = threshold_heat(ht), heat = 0;
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	unsigned long flags;
+	bool scan;
+
+	io->iter = bio->bi_iter;
+	io->bi_flags = bio->bi_flags;
+	scan = hottier_seq_note(&ht->seq, offset, bio_sectors(bio), cutoff);
+	set = hottier_heat_lock(&ht->heat, extent, &flags);
+	e = __hottier_heat_find(set, extent);
+	if (!e && !scan)
+		e = __hottier_heat_get(&ht->heat, set, extent,
+				       hottier_ghost_take(&ht->ghost, extent) ?
+				       threshold - HOTTIER_HEAT_ONE : 0);
+	if (e && !scan)
+		heat = __hottier_heat_add(&ht->heat, e, HOTTIER_HEAT_ONE);
+	if (e && (e->flags & HOTTIER_E_RESIDENT) && !is_degraded(ht)) {
+		stat_add(ht, HOTTIER_STAT_READ_HITS, 1);
+		if (route_read(ht) == HOTTIER_ROUTE_SSD) {
+			io->slot = e->slot;
+			hottier_slot_get(ht, io->slot);
+			hottier_heat_unlock(set, flags);
+			stat_add(ht, HOTTIER_STAT_REPLICA_READS_SSD, 1);
+			remap_ssd(ht, bio, offset, io->slot);
+			start_read(ht, io, HOTTIER_ROUTE_SSD);
+			return DM_MAPIO_REMAPPED;
+		}
+		hottier_heat_unlock(set, flags);
+		stat_add(ht, HOTTIER_STAT_REPLICA_READS_HDD, 1);
+		remap_hdd(ht, bio, offset);
+		start_read(ht, io, HOTTIER_ROUTE_HDD);
+		return DM_MAPIO_REMAPPED;
+	}
+	if (e && !scan && !is_degraded(ht) &&
+	    (heat >= threshold || (e->flags & HOTTIER_E_PINNED)))
+		__hottier_post_candidate(ht, e);
+	hottier_heat_unlock(set, flags);
+	stat_add(ht, HOTTIER_STAT_READ_MISSES, 1);
+	remap_hdd(ht, bio, offset);
+	start_read(ht, io, HOTTIER_ROUTE_HDD);
+	return DM_MAPIO_REMAPPED;
+}
+
+static void ssd_write_endio(struct bio *clone)
+{
+	struct bio *bio = clone->bi_private;
+	struct hottier_io *io = dm_per_bio_data(bio, sizeof(*io));
+
+	io->ssd_status = clone->bi_status;
+	bio_put(clone);
+	bio_endio(bio);
+}
+
+/* The SSD half of a write-through; the bio completes after both halves. */
+static void submit_ssd_write(struct hottier *ht, struct bio *bio,
+			     sector_t offset, u32 slot)
+{
+	struct bio *clone = bio_alloc_clone(ht->ssd->bdev, bio, GFP_NOIO,
+					    &ht->bs);
+
+	clone->bi_iter.bi_sector = slot_sector(ht, slot) +
+		(offset & (ht->args.extent_sectors - 1));
+	clone->bi_end_io = ssd_write_endio;
+	clone->bi_private = bio;
+	bio_inc_remaining(bio);
+	submit_bio_noacct(clone);
+}
+
+/*
+ * A write goes to the HDD; to a replicated extent, also to the SSD
+ * (through), one write at a time per extent, or it drops the replica first
+ * (around). Queued writes come back here from redispatch_work.
+ */
+static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
+{
+	sector_t offset = dm_target_offset(ht->ti, bio->bi_iter.bi_sector);
+	u64 extent = offset >> ht->extent_shift;
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	struct hottier_slot *slot;
+	unsigned long flags;
+
+	if (!io->counted) {
+		io->first = extent;
+		io->last = extent;
+		io->counted = true;
+		wtrack_range(ht, extent, extent, 1);
+	}
+
+	set = hottier_heat_lock(&ht->heat, extent, &flags);
+	e = __hottier_heat_find(set, extent);
+	/* Degraded: replicas go stale and are dropped by ssd_reset. */
+	if (!e || !(e->flags & HOTTIER_E_RESIDENT) || is_degraded(ht))
+		goto hdd;
+	if (READ_ONCE(ht->args.write_policy) == HOTTIER_WRITE_AROUND) {
+		__hottier_drop_replica(ht, e, false);
+		goto hdd;
+	}
+	slot = &ht->slots[e->slot];
+	if (slot->writing) {
+		bio_list_add(&slot->waiting, bio);
+		hottier_heat_unlock(set, flags);
+		return DM_MAPIO_SUBMITTED;
+	}
+	slot->writing = true;
+	io->write_through = true;
+	io->slot = e->slot;
+	hottier_slot_get(ht, io->slot);
+	hottier_heat_unlock(set, flags);
+	submit_ssd_write(ht, bio, offset, io->slot);
+	remap_hdd(ht, bio, offset);
+	return DM_MAPIO_REMAPPED;
+
+hdd:
+	hottier_heat_unlock(set, flags);
+	remap_hdd(ht, bio, offset);
+	return DM_MAPIO_REMAPPED;
+}
+
+/* Discards and write-zeroes may span many extents: drop their replicas. */
+static int map_range(struct hottier *ht, struct bio *bio, struct hottier_io *io)
+{
+	sector_t offset = dm_target_offset(ht->ti, bio->bi_iter.bi_sector);
+
+	io->first = offset >> ht->extent_shift;
+	io->last = (offset + bio_sectors(bio) - 1) >> ht->extent_shift;
+	io->counted = true;
+	wtrack_range(ht, io->first, io->last, 1);
+	hottier_drop_range(ht, io->first, io->last);
+	remap_hdd(ht, bio, offset);
+	return DM_MAPIO_REMAPPED;
+}
+
+/* Empty a list filled from end_io, under its irq-safe lock. */
+static void take_bios(spinlock_t *lock, struct bio_list *from,
+		      struct bio_list *to)
+{
+	spin_lock_irq(lock);
+	*to = *from;
+	bio_list_init(from);
+	spin_unlock_irq(lock);
+}
+
+static void do_redispatch(struct work_struct *ws)
+{
+	struct hottier *ht = container_of(ws, struct hottier, redispatch_work);
+	struct bio_list bios;
+	struct bio *bio;
+
+	take_bios(&ht->redispatch_lock, &ht->redispatch, &bios);
+
+	while ((bio = bio_list_pop(&bios))) {
+		struct hottier_io *io = dm_per_bio_data(bio, sizeof(*io));
+
+		if (map_write(ht, bio, io) == DM_MAPIO_REMAPPED)
+			dm_submit_bio_remap(bio, NULL);
+	}
+}
+
+/*
+ * Reads and writes arrive inside one extent (max_io_len); discards and
+ * write-zeroes may span many extents and are remapped as ranges.
+ */
+int hottier_map(struct dm_target *ti, struct bio *bio)
+{
+	struct hottier *ht = ti->private;
+	struct hottier_io *io = dm_per_bio_data(bio, sizeof(*io));
+
+	/*
+	 * Every bio's state is set here: end_io must not guess from the
+	 * bio, whose flags a member without a write cache changes (the
+	 * block layer strips REQ_PREFLUSH and ends the flush at once).
+	 */
+	io->flush = is_empty_flush(bio);
+	io->counted = false;
+	io->write_through = false;
+	io->slot = HOTTIER_NO_SLOT;
+	io->ssd_status = BLK_STS_OK;
+	io->dev = -1;
+	if (io->flush)
+		return map_flush(ht, bio);
+
+	account_bio(ht, bio);
+
+	switch (bio_op(bio)) {
+	case REQ_OP_READ:
+		return map_read(ht, bio, io);
+	case REQ_OP_WRITE:
+		return map_write(ht, bio, io);
+	case REQ_OP_DISCARD:
+	case REQ_OP_WRITE_ZEROES:
+		return map_range(ht, bio, io);
+	default:
+		remap_hdd(ht, bio, dm_target_offset(ti, bio->bi_iter.bi_sector));
+		return DM_MAPIO_REMAPPED;
+	}
+}
+
+/*
+ * Both halves of a write-through are done: a failure of either drops the
+ * replica (it must never differ from the HDD), and the next queued write
+ * to the extent may go.
+ */
+static void end_write_through(struct hottier *ht, struct hottier_io *io,
+			      blk_status_t error)
+{
+	struct hottier_slot *slot = &ht->slots[io->slot];
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	struct bio_list waiting;
+	unsigned long flags;
+
+	set = hottier_heat_lock(&ht->heat, slot->extent, &flags);
+	slot->writing = false;
+	waiting = slot->waiting;
+	bio_list_init(&slot->waiting);
+	if (io->ssd_status)
+		hottier_ssd_error(ht);
+	if (error || io->ssd_status) {
+		e = __hottier_heat_find(set, slot->extent);
+		if (e && (e->flags & HOTTIER_E_RESIDENT) && e->slot == io->slot)
+			__hottier_drop_replica(ht, e, false);
+	}
+	hottier_heat_unlock(set, flags);
+
+	if (!bio_list_empty(&waiting)) {
+		spin_lock_irqsave(&ht->redispatch_lock, flags);
+		bio_list_merge(&ht->redispatch, &waiting);
+		spin_unlock_irqrestore(&ht->redispatch_lock, flags);
+		queue_work(ht->wq, &ht->redispatch_work);
+	}
+}
+
+/* Failed SSD reads are sent again, to the HDD, from retry_work. */
+static void do_retry(struct work_struct *ws)
+{
+	struct hottier *ht = container_of(ws, struct hottier, retry_work);
+	struct bio_list bios;
+	struct bio *bio;
+
+	take_bios(&ht->retry_lock, &ht->retry, &bios);
+
+	while ((bio = bio_list_pop(&bios))) {
+		struct hottier_io *io = dm_per_bio_data(bio, sizeof(*io));
+
+		bio->bi_iter = io->iter;
+		bio->bi_flags = io->bi_flags;
+		bio->bi_status = BLK_STS_OK;
+		remap_hdd(ht, bio, dm_target_offset(ht->ti,
+						    bio->bi_iter.bi_sector));
+		start_read(ht, io, HOTTIER_ROUTE_HDD);
+		dm_submit_bio_remap(bio, NULL);
+	}
+}
+
+/*
+ * A read completed: its device's estimate takes the sample. True if it
+ * failed on the SSD and was queued for the HDD: the caller never sees an
+ * SSD error when the HDD can serve the read.
+ */
+static bool end_read(struct hottier *ht, struct bio *bio,
+		     struct hottier_io *io, blk_status_t error)
+{
+	struct hottier_lat *l = &ht->lat[io->dev];
+	u64 now = ktime_get_ns();
+	unsigned long flags;
+
+	atomic_dec(&l->inflight);
+	if (!error) {
+		hottier_lat_sample(l, now - io->start_ns);
+		if (io->dev == HOTTIER_ROUTE_HDD)
+			hottier_qos_note(ht, now - io->start_ns);
+		return false;
+	}
+	if (io->dev != HOTTIER_ROUTE_SSD)
+		return false;
+	hottier_ssd_error(ht);
+	if (io->slot != HOTTIER_NO_SLOT) {
+		hottier_slot_put(ht, io->slot);
+		io->slot = HOTTIER_NO_SLOT;
+	}
+	io->dev = -1;
+	spin_lock_irqsave(&ht->retry_lock, flags);
+	bio_list_add(&ht->retry, bio);
+	spin_unlock_irqrestore(&ht->retry_lock, flags);
+	queue_work(ht->wq, &ht->retry_work);
+	return true;
+}
+
+int hottier_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
+{
+	struct hottier *ht = ti->private;
+	struct hottier_io *io;
+
+	io = dm_per_bio_data(bio, sizeof(*io));
+	if (io->flush) {
+		/* The SSD holds only clean replicas: its flush failing loses nothing. */
+		if (*error && dm_bio_get_target_bio_nr(bio) == HOTTIER_FLUSH_SSD) {
+			stat_add(ht, HOTTIER_STAT_SSD_FLUSH_ERRORS, 1);
+			*error = BLK_STS_OK;
+		}
+		return DM_ENDIO_DONE;
+	}
+
+	if (io->dev >= 0 && end_read(ht, bio, io, *error))
+		return DM_ENDIO_INCOMPLETE;
+	if (io->write_through)
+		end_write_through(ht, io, *error);
+	if (io->slot != HOTTIER_NO_SLOT)
+		hottier_slot_put(ht, io->slot);
+	if (io->counted)
+		wtrack_range(ht, io->first, io->last, -1);
+	return DM_ENDIO_DONE;
+}
+
+void hottier_io_init(struct hottier *ht)
+{
+	int i;
+
+	spin_lock_init(&ht->redispatch_lock);
+	bio_list_init(&ht->redispatch);
+	INIT_WORK(&ht->redispatch_work, do_redispatch);
+	spin_lock_init(&ht->retry_lock);
+	bio_list_init(&ht->retry);
+	INIT_WORK(&ht->retry_work, do_retry);
+	INIT_WORK(&ht->event_work, raise_event);
+	for (i = 0; i < HOTTIER_WTRACK_BUCKETS; i++)
+		spin_lock_init(&ht->wtrack[i].lock);
+}

@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * dm-hottier: the structures the target's files share.
+ *
+ *   dm-hottier-target.c   ctr/dtr, suspend/resume, status, limits
+ *   dm-hottier-io.c       map and end_io: routing, write-through, retry,
+ *                         write tracking
+ *   dm-hottier-migrate.c  slots, replicas, copies, the promotion worker,
+ *                         migration QoS
+ *   dm-hottier-message.c  messages and scrub
+ *   dm-hottier-sysfs.c    /sys/block/dm-N/hottier/
+ *
+ * Heat, policy, route and args are plain C with no bio, so KUnit drives
+ * them; their headers are included here.
+ */
+#ifndef DM_HOTTIER_H
+#define DM_HOTTIER_H
+
+#include "dm-hottier-args.h"
+#include "dm-hottier-compat.h"
+#include "dm-hottier-heat.h"
+#include "dm-hottier-policy.h"
+#include "dm-hottier-route.h"
+
+#include <linux/atomic.h>
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+#include <linux/delay.h>
+#include <linux/device-mapper.h>
+#include <linux/dm-io.h>
+#include <linux/dm-kcopyd.h>
+#include <linux/hash.h>
+#include <linux/kfifo.h>
+#include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/log2.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#define DM_MSG_PREFIX "hottier"
+
+/* Bio numbers of an empty flush: dm core clones it num_flush_bios times. */
+enum hottier_flush_nr {
+	HOTTIER_FLUSH_HDD,
+	HOTTIER_FLUSH_SSD,
+	HOTTIER_NR_FLUSH_BIOS,
+};
+
+/* Status INFO counters, in the order they are printed. */
+enum hottier_stat {
+	HOTTIER_STAT_READS,
+	HOTTIER_STAT_WRITES,
+	HOTTIER_STAT_READ_SECTORS,
+	HOTTIER_STAT_WRITE_SECTORS,
+	HOTTIER_STAT_DISCARDS,
+	HOTTIER_STAT_FLUSHES,
+	HOTTIER_STAT_SSD_FLUSH_ERRORS,
+	/* printed after the slot usage: */
+	HOTTIER_STAT_READ_HITS,
+	HOTTIER_STAT_READ_MISSES,
+	HOTTIER_STAT_PROMOTIONS,
+	HOTTIER_STAT_DEMOTIONS,
+	HOTTIER_STAT_COPIES_DISCARDED,
+	/* printed after the scrub result and the latency estimates: */
+	HOTTIER_STAT_REPLICA_READS_SSD,
+	HOTTIER_STAT_REPLICA_READS_HDD,
+	HOTTIER_STAT_SSD_ERRORS,
+	HOTTIER_NR_STATS,
+};
+
+/*
+ * Writes in flight and a write generation, per bucket of extents. A write
+ * or discard counts itself in and bumps the generation at map time, and
+ * counts itself out at end_io. Extents sharing a bucket only cause extra
+ * retries or discarded copies, never a missed one.
+ */
+#define HOTTIER_WTRACK_BUCKETS	1024
+
+struct hottier_wtrack {
+	spinlock_t lock;	/* protects inflight and gen */
+	unsigned int inflight;
+	unsigned int gen;
+};
+
+/*
+ * An SSD slot. refs: one for an installed replica, one per I/O sent to the
+ * slot (and one for a copy into it); the slot is free again once they are
+ * all dropped. extent, writing and waiting are protected by the heat-set
+ * lock of the extent the slot holds.
+ */
+struct hottier_slot {
+	atomic_t refs;
+	bool writing;			/* a write-through is in flight */
+	u64 extent;
+	struct bio_list waiting;	/* writes queued behind it */
+};
+
+/* A copy HDD -> SSD in flight. */
+struct hottier_migration {
+	struct hottier *ht;
+	struct work_struct work;	/* completion, on ht->wq */
+	u64 extent;
+	u32 slot;
+	unsigned int gen;		/* write generation at the start */
+	int invalidations;		/* ht->invalidations at the start */
+	bool failed;
+	bool ssd_failed;		/* the write to the SSD failed */
+};
+
+/* Per-bio state (ti->per_io_data_size). */
+struct hottier_io {
+	u64 first, last;	/* extents counted in wtrack, if counted */
+	bool flush;		/* an empty flush (to either member) */
+	bool counted;
+	bool write_through;	/* holds slots[slot].writing */
+	u32 slot;		/* slot referenced, or HOTTIER_NO_SLOT */
+	blk_status_t ssd_status; /* the write-through SSD clone's result */
+	int dev;		/* a read's device (enum hottier_route_dev), or -1 */
+	u64 start_ns;		/* when the read was sent */
+	struct bvec_iter iter;	/* the read as mapped, for a retry on the HDD */
+	unsigned short bi_flags; /* ... and its flags (as dm-bio-record.h) */
+};
+
+#define HOTTIER_NR_CANDIDATES	256
+#define HOTTIER_RETRY_MS	10
+#define HOTTIER_SCRUB_CHUNK	(64 * 1024)
+#define HOTTIER_SCRUB_TRIES	20
+#define HOTTIER_DROP_WALK	64
+#define HOTTIER_QOS_PERIOD_NS	(100ULL * NSEC_PER_MSEC)
+
+/* Bits of hottier.mode. */
+#define HOTTIER_DEGRADED	0
+
+/*
+ * A device's claim on its members: no two hottier devices may share an HDD
+ * or an SSD. Tables of one mapped device (a reload builds the new table while
+ * the old one is live) share the claim.
+ */
+struct hottier_claim {
+	struct list_head list;
+	struct mapped_device *md;
+	dev_t hdd;
+	dev_t ssd;
+};
+
+struct hottier {
+	struct dm_target *ti;
+	struct dm_dev *hdd;
+	struct dm_dev *ssd;
+
+	struct mutex lock;		/* serialises messages, scrub, sysfs stores */
+	struct hottier_kobj *sysfs;	/* while resumed; resume/suspend only */
+	struct hottier_args args;	/* the configuration; device paths unused */
+	unsigned int extent_shift;
+	struct hottier_layout layout;
+
+	struct hottier_claim claim;	/* on the claims list when .md is set */
+
+	struct hottier_heat heat;
+	struct hottier_ghost ghost;
+	struct hottier_seq seq;
+
+	struct hottier_slot *slots;
+	spinlock_t free_lock;		/* protects free_slots and nr_free */
+	u32 *free_slots;
+	u32 nr_free;
+	atomic_t resident;
+	atomic_t pinned;
+
+	struct hottier_wtrack wtrack[HOTTIER_WTRACK_BUCKETS];
+	atomic_t invalidations;		/* copies started before are dropped */
+
+	spinlock_t cand_lock;		/* protects candidates */
+	DECLARE_KFIFO(candidates, u64, HOTTIER_NR_CANDIDATES);
+
+	spinlock_t redispatch_lock;	/* protects redispatch */
+	struct bio_list redispatch;	/* writes to map again, in order */
+	struct work_struct redispatch_work;
+
+	struct workqueue_struct *wq;
+	struct delayed_work promote_work;
+	struct delayed_work tick_work;
+	struct dm_kcopyd_client *kcopyd;
+	struct bio_set bs;
+	struct hottier_migration migs[HOTTIER_MAX_MIGRATIONS];
+	unsigned long migs_busy;	/* a bit per migs[] entry in use */
+	atomic_t migrating;
+	wait_queue_head_t migrate_wait;
+	struct hottier_tokens tokens;	/* used by promote_work only */
+	bool running;			/* copies may start: resumed */
+	bool wanted;			/* entries wait for queue_wanted() */
+
+	struct hottier_lat lat[2];	/* by enum hottier_route_dev */
+	atomic64_t read_seq;		/* replica reads, for the fresh share */
+	struct hottier_qos qos;		/* the QoS controller; promote_work */
+	u64 qos_last_ns;		/* last QoS update; promote_work */
+	u64 qos_budget_ns;		/* the budget in force; promote_work */
+	atomic_t qos_reads;		/* foreground HDD reads this period */
+	atomic_t qos_near;		/* ... of them over half the budget */
+	atomic_t qos_over;		/* ... of them over the budget */
+
+	atomic_t ssd_errors;		/* since creation or ssd_reset */
+	unsigned long mode;		/* HOTTIER_DEGRADED, until ssd_reset */
+	struct work_struct event_work;	/* dm_table_event() off the I/O path */
+
+	spinlock_t retry_lock;		/* protects retry */
+	struct bio_list retry;		/* failed SSD reads, for the HDD */
+	struct work_struct retry_work;
+
+	u64 scrub_checked;		/* under lock */
+	u64 scrub_mismatches;
+
+	atomic64_t stats[HOTTIER_NR_STATS];
+};
+
+/*
+ * The status INFO fields, in their order; sysfs has a file for each, the
+ * slot usage as two (slots_used, slots_total), printed "used/total" in the
+ * status as dm-cache does.
+ */
+enum hottier_field {
+	HOTTIER_F_READS, HOTTIER_F_WRITES, HOTTIER_F_READ_SECTORS,
+	HOTTIER_F_WRITE_SECTORS, HOTTIER_F_DISCARDS, HOTTIER_F_FLUSHES,
+	HOTTIER_F_SSD_FLUSH_ERRORS, HOTTIER_F_SLOTS_USED, HOTTIER_F_SLOTS_TOTAL,
+	HOTTIER_F_READ_HITS, HOTTIER_F_READ_MISSES, HOTTIER_F_PROMOTIONS,
+	HOTTIER_F_DEMOTIONS, HOTTIER_F_COPIES_DISCARDED, HOTTIER_F_MIGRATIONS,
+	HOTTIER_F_PINNED, HOTTIER_F_TRACKED, HOTTIER_F_SCRUB_CHECKED,
+	HOTTIER_F_SCRUB_MISMATCHES, HOTTIER_F_SSD_LATENCY_US,
+	HOTTIER_F_HDD_LATENCY_US, HOTTIER_F_REPLICA_READS_SSD,
+	HOTTIER_F_REPLICA_READS_HDD, HOTTIER_F_SSD_ERRORS,
+	HOTTIER_F_MIGRATIONS_ALLOWED, HOTTIER_F_MODE,
+	HOTTIER_NR_FIELDS,
+};
+
+extern const char * const hottier_field_names[HOTTIER_NR_FIELDS];
+
+/* Geometry and small helpers */
+
+static inline sector_t extent_first_sector(struct hottier *ht, u64 extent)
+{
+	return (sector_t)extent << ht->extent_shift;
+}
+
+/* The last extent may be short: the target need not end on an extent. */
+static inline sector_t extent_len(struct hottier *ht, u64 extent)
+{
+	sector_t start = extent_first_sector(ht, extent);
+
+	return min_t(sector_t, ht->args.extent_sectors, ht->ti->len - start);
+}
+
+static inline sector_t slot_sector(struct hottier *ht, u32 slot)
+{
+	return ht->layout.meta_sectors + ((sector_t)slot << ht->extent_shift);
+}
+
+static inline u32 threshold_heat(struct hottier *ht)
+{
+	return READ_ONCE(ht->args.promote_threshold) * HOTTIER_HEAT_ONE;
+}
+
+static inline void stat_add(struct hottier *ht, enum hottier_stat s, u64 v)
+{
+	atomic64_add(v, &ht->stats[s]);
+}
+
+static inline void kick_promote(struct hottier *ht, unsigned long delay)
+{
+	mod_delayed_work(ht->wq, &ht->promote_work, delay);
+}
+
+static inline const char *ht_name(struct hottier *ht)
+{
+	return dm_device_name(dm_table_get_md(ht->ti->table));
+}
+
+static inline bool is_degraded(struct hottier *ht)
+{
+	return test_bit(HOTTIER_DEGRADED, &ht->mode);
+}
+
+static inline struct hottier_wtrack *hottier_wtrack_of(struct hottier *ht,
+						       u64 extent)
+{
+	return &ht->wtrack[hash_64(extent, ilog2(HOTTIER_WTRACK_BUCKETS))];
+}
+
+/* dm-hottier-io.c */
+void hottier_io_init(struct hottier *ht);
+int hottier_map(struct dm_target *ti, struct bio *bio);
+int hottier_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
+void hottier_ssd_error(struct hottier *ht);
+
+/* dm-hottier-migrate.c */
+void hottier_migrate_init(struct hottier *ht);
+int hottier_alloc_tables(struct hottier *ht, char **error);
+int hottier_init_migration(struct hottier *ht, char **error);
+void hottier_slot_get(struct hottier *ht, u32 slot);
+void hottier_slot_put(struct hottier *ht, u32 slot);
+void __hottier_drop_replica(struct hottier *ht, struct hottier_heat_entry *e,
+			    bool evicted);
+bool __hottier_post_candidate(struct hottier *ht,
+			      struct hottier_heat_entry *e);
+void hottier_with_entry(struct hottier *ht, u64 extent,
+			void (*fn)(struct hottier *ht,
+				   struct hottier_heat_entry *e));
+void hottier_apply_in_range(struct hottier *ht, u64 first, u64 last,
+			    void (*fn)(struct hottier *ht,
+				       struct hottier_heat_entry *e));
+void hottier_drop_any(struct hottier *ht, struct hottier_heat_entry *e);
+void hottier_drop_range(struct hottier *ht, u64 first, u64 last);
+void hottier_qos_note(struct hottier *ht, u64 ns);
+void hottier_qos_restart(struct hottier *ht);
+unsigned int hottier_migrations_allowed(struct hottier *ht);
+
+/* dm-hottier-message.c */
+int hottier_message(struct dm_target *ti, unsigned int argc, char **argv,
+		    char *result, unsigned int maxlen);
+int hottier_promote_range(struct hottier *ht, u64 first, u64 last, bool pin);
+
+/* dm-hottier-target.c */
+int hottier_format_field(struct hottier *ht, enum hottier_field f, char *buf,
+			 size_t size);
+
+/* dm-hottier-sysfs.c */
+void hottier_sysfs_init(void);
+void hottier_sysfs_add(struct hottier *ht);
+void hottier_sysfs_remove(struct hottier *ht);
+
+#endif /* DM_HOTTIER_H */
