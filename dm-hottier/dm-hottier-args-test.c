@@ -516,15 +516,15 @@ static void table_key_value(struct kunit *test)
 }
 
 /*
- * The same values as a runtime message (max_tracked only as a table
- * reload would set it): a good value changes that key alone, a bad one
+ * The same values as a runtime message (the table-only keys, discard and
+ * max_tracked, as a table reload would set them): a good value changes that key alone, a bad one
  * changes nothing and gets the table's error. An accepted value printed
  * back is accepted again as the same value.
  */
 static void runtime_key_value(struct kunit *test)
 {
 	const struct key_case *c = test->param_value;
-	bool runtime = c->key != HOTTIER_KEY_MAX_TRACKED;
+	bool runtime = !hottier_key_table_only(c->key);
 	struct hottier_args args, expected, again;
 	char *key = key_word(test, c);
 	char *error = NULL;
@@ -647,20 +647,39 @@ static void parse_every_key(struct kunit *test)
  * whatever the value (the key is refused before its value is looked at),
  * while the table path (runtime false) takes it.
  */
-static void runtime_refuses_max_tracked(struct kunit *test)
+/*
+ * discard (whether the device offers discard, fixed while the table lives)
+ * and max_tracked (it sizes memory) change only with a table reload: a
+ * runtime change is refused and changes nothing; a reload sets them.
+ */
+static void runtime_refuses_table_only_keys(struct kunit *test)
 {
-	static const char * const values[] = { "4096", "0", "16", "junk",
-					       "1" };
+	static const struct {
+		const char *key, *value;
+	} refused[] = {
+		{ "max_tracked", "4096" }, { "max_tracked", "0" },
+		{ "max_tracked", "16" }, { "max_tracked", "junk" },
+		{ "max_tracked", "1" }, { "discard", "ignore" },
+		{ "discard", "passdown" }, { "discard", "junk" },
+	};
 	struct hottier_args args, before;
 	char *error;
 	unsigned int i;
+	int k;
+
+	for (k = 0; k < HOTTIER_NR_KEYS; k++)
+		KUNIT_EXPECT_EQ_MSG(test, hottier_key_table_only(k),
+				    k == HOTTIER_KEY_MAX_TRACKED ||
+				    k == HOTTIER_KEY_DISCARD,
+				    "key %s", hottier_key_name(k));
 
 	parse_line(test, ALL_KEYS_LINE, &args);
 	before = args;
-	for (i = 0; i < ARRAY_SIZE(values); i++) {
+	for (i = 0; i < ARRAY_SIZE(refused); i++) {
 		error = NULL;
-		KUNIT_EXPECT_EQ(test, hottier_set_key(&args, "max_tracked",
-						      values[i], true, &error),
+		KUNIT_EXPECT_EQ(test, hottier_set_key(&args, refused[i].key,
+						      refused[i].value, true,
+						      &error),
 				-EINVAL);
 		KUNIT_ASSERT_NOT_NULL(test, error);
 		KUNIT_EXPECT_STREQ(test, error,
@@ -673,14 +692,17 @@ static void runtime_refuses_max_tracked(struct kunit *test)
 					      false, &error), 0);
 	KUNIT_EXPECT_NULL(test, error);
 	KUNIT_EXPECT_EQ(test, args.max_tracked, 65536U);
+	KUNIT_EXPECT_EQ(test, hottier_set_key(&args, "discard", "ignore",
+					      false, &error), 0);
+	KUNIT_EXPECT_EQ(test, args.discard, HOTTIER_DISCARD_IGNORE);
 
 	/* Every other key may change at runtime. */
 	KUNIT_EXPECT_EQ(test, hottier_set_key(&args, "promote_threshold", "8",
 					      true, &error), 0);
-	KUNIT_EXPECT_EQ(test, hottier_set_key(&args, "discard", "passdown",
+	KUNIT_EXPECT_EQ(test, hottier_set_key(&args, "write_policy", "around",
 					      true, &error), 0);
 	KUNIT_EXPECT_EQ(test, args.promote_threshold, 8U);
-	KUNIT_EXPECT_EQ(test, args.discard, HOTTIER_DISCARD_PASSDOWN);
+	KUNIT_EXPECT_EQ(test, args.write_policy, HOTTIER_WRITE_AROUND);
 }
 
 static void runtime_refuses_unknown_key(struct kunit *test)
@@ -891,7 +913,7 @@ static struct kunit_case hottier_args_cases[] = {
 	KUNIT_CASE(parse_defaults),
 	KUNIT_CASE(defaults_are_valid_values),
 	KUNIT_CASE(parse_every_key),
-	KUNIT_CASE(runtime_refuses_max_tracked),
+	KUNIT_CASE(runtime_refuses_table_only_keys),
 	KUNIT_CASE(runtime_refuses_unknown_key),
 	KUNIT_CASE_PARAM(format_prints_names_and_decimals, format_gen_params),
 	KUNIT_CASE(format_truncates),

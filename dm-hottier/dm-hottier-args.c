@@ -71,8 +71,12 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_write_policy_name);
 	.offset = offsetof(struct hottier_args, _field) }
 
 static const struct hottier_key_desc keys[HOTTIER_NR_KEYS] = {
-	[HOTTIER_KEY_DISCARD] = ENUM_KEY("discard", discard_names, discard,
-		"Invalid discard value: expected passdown or ignore"),
+	/* Whether the device offers discard is fixed while the table lives. */
+	[HOTTIER_KEY_DISCARD] = {
+		.name = "discard", .names = discard_names,
+		.offset = offsetof(struct hottier_args, discard),
+		.bad_value = "Invalid discard value: expected passdown or ignore",
+		.table_only = true },
 	[HOTTIER_KEY_WRITE_POLICY] = ENUM_KEY("write_policy",
 		write_policy_names, write_policy,
 		"Invalid write_policy value: expected through or around"),
@@ -301,7 +305,8 @@ int hottier_set_key(struct hottier_args *args, const char *key,
 		*error = keys[k].bad_value;
 		return -EINVAL;
 	}
-	*key_field(args, &keys[k]) = v;
+	/* The data path reads runtime keys with READ_ONCE(), unlocked. */
+	WRITE_ONCE(*key_field(args, &keys[k]), v);
 	return 0;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_set_key);

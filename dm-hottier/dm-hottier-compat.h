@@ -12,11 +12,24 @@
 #include <linux/kconfig.h>
 
 /*
+ * A symbol namespace is a string literal from 6.13 (MODULE_IMPORT_NS("NS")),
+ * a bare word that the macros stringify before: Kbuild tells which from the
+ * kernel's module.h (HOTTIER_NS_LITERAL).
+ */
+#ifdef HOTTIER_NS_LITERAL
+#define HOTTIER_TEST_NS		"DM_HOTTIER_TEST"
+#else
+#define HOTTIER_TEST_NS		DM_HOTTIER_TEST
+#endif
+
+/*
  * The pure policy/parsing functions are exported only when the KUnit suite
- * is built as a separate module that calls them.
+ * is built as a separate module that calls them, in a namespace of their
+ * own that only that module imports.
  */
 #if IS_MODULE(CONFIG_DM_HOTTIER_KUNIT_TEST)
-#define EXPORT_SYMBOL_FOR_HOTTIER_TESTS(sym)	EXPORT_SYMBOL_GPL(sym)
+#define EXPORT_SYMBOL_FOR_HOTTIER_TESTS(sym)	\
+	EXPORT_SYMBOL_NS_GPL(sym, HOTTIER_TEST_NS)
 #else
 #define EXPORT_SYMBOL_FOR_HOTTIER_TESTS(sym)
 #endif

@@ -23,6 +23,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 
+#include "dm-hottier-compat.h"
 #include "dm-hottier-heat.h"
 #include "dm-hottier-policy.h"
 
@@ -1132,3 +1133,4 @@ kunit_test_suites(&hottier_heat_suite);
 
 MODULE_DESCRIPTION("KUnit tests for dm-hottier");
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(HOTTIER_TEST_NS);

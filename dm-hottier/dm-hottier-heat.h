@@ -37,6 +37,7 @@ enum hottier_entry_flag {
 	HOTTIER_E_QUEUED	= BIT(4),	/* a promotion candidate */
 	HOTTIER_E_WANTED	= BIT(5),	/* to queue: promote/pin asked */
 	HOTTIER_E_ASKED		= BIT(6),	/* promote asked: heat no matter */
+	HOTTIER_E_NEWPIN	= BIT(7),	/* pinned by the pin running now */
 };
 
 /* Entries that must stay tracked: recycling them would lose state. */

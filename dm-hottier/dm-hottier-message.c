@@ -134,11 +134,75 @@ static void unpin_one(struct hottier *ht, struct hottier_heat_entry *e)
 	}
 }
 
+/* A pin that was refused: undo its new pins, and only those. */
+static void undo_new_pin(struct hottier *ht, struct hottier_heat_entry *e)
+{
+	if (!(e->flags & HOTTIER_E_NEWPIN))
+		return;
+	e->flags &= ~(HOTTIER_E_NEWPIN | HOTTIER_E_PINNED);
+	atomic_dec(&ht->pinned);
+}
+
+/* Extents of [first, last] not pinned yet: what a pin would add. */
+static u64 count_unpinned(struct hottier *ht, u64 first, u64 last)
+{
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	unsigned long flags;
+	u64 extent, n = 0;
+
+	for (extent = first; extent <= last; extent++) {
+		set = hottier_heat_lock(&ht->heat, extent, &flags);
+		e = __hottier_heat_find(set, extent);
+		if (!e || !(e->flags & HOTTIER_E_PINNED))
+			n++;
+		hottier_heat_unlock(set, flags);
+		cond_resched();
+	}
+	return n;
+}
+
+/*
+ * Pin every extent of [first, last], or none: -ENOSPC when the extents
+ * cannot all be tracked or pinned extents would outnumber the slots
+ * (extents pinned already count once). A refused pin undoes the pins it
+ * made and only those. Pinned entries are never recycled, so each is
+ * found again by the caller.
+ */
+static int pin_range(struct hottier *ht, u64 first, u64 last)
+{
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	unsigned long flags;
+	u64 extent;
+
+	if (atomic_read(&ht->pinned) + count_unpinned(ht, first, last) >
+	    ht->layout.nr_slots)
+		return -ENOSPC;
+
+	for (extent = first; extent <= last; extent++) {
+		set = hottier_heat_lock(&ht->heat, extent, &flags);
+		e = __hottier_heat_get(&ht->heat, set, extent, 0);
+		if (e && !(e->flags & HOTTIER_E_PINNED)) {
+			e->flags |= HOTTIER_E_PINNED | HOTTIER_E_NEWPIN;
+			atomic_inc(&ht->pinned);
+		}
+		hottier_heat_unlock(set, flags);
+		if (!e) {
+			if (extent > first)
+				hottier_apply_in_range(ht, first, extent - 1,
+						       undo_new_pin);
+			return -ENOSPC;
+		}
+	}
+	return 0;
+}
+
 /*
  * promote: raise each extent's heat to the threshold and queue it; pin:
- * the same, and the extents are never evicted. Refused (-ENOSPC) when the
- * extents cannot all be tracked or pinned extents would outnumber slots;
- * a refused pin leaves nothing pinned.
+ * pin them all first (pin_range()), then the same. Refused (-ENOSPC) when
+ * the extents cannot all be tracked or, for a pin, pinned extents would
+ * outnumber the slots. Messages and inherit_pins() run under ht->lock.
  */
 int hottier_promote_range(struct hottier *ht, u64 first, u64 last, bool pin)
 {
@@ -147,27 +211,26 @@ int hottier_promote_range(struct hottier *ht, u64 first, u64 last, bool pin)
 	struct hottier_heat_set *set;
 	unsigned long flags;
 	u64 extent;
+	int r;
 
-	if (last - first >= ht->layout.nr_slots ||
-	    (pin && atomic_read(&ht->pinned) + (last - first + 1) >
-	     ht->layout.nr_slots))
+	if (last - first >= ht->layout.nr_slots)
 		return -ENOSPC;
+	if (pin) {
+		r = pin_range(ht, first, last);
+		if (r)
+			return r;
+	}
 
 	for (extent = first; extent <= last; extent++) {
 		set = hottier_heat_lock(&ht->heat, extent, &flags);
 		e = __hottier_heat_get(&ht->heat, set, extent, threshold);
 		if (!e) {
 			hottier_heat_unlock(set, flags);
-			if (pin && extent > first)
-				hottier_apply_in_range(ht, first, extent - 1, unpin_one);
 			return -ENOSPC;
 		}
+		e->flags &= ~HOTTIER_E_NEWPIN;
 		if (__hottier_heat_read(&ht->heat, e) < threshold)
 			e->heat = threshold;
-		if (pin && !(e->flags & HOTTIER_E_PINNED)) {
-			e->flags |= HOTTIER_E_PINNED;
-			atomic_inc(&ht->pinned);
-		}
 		if (!(e->flags & (HOTTIER_E_RESIDENT | HOTTIER_E_COPYING)))
 			e->flags |= HOTTIER_E_WANTED | HOTTIER_E_ASKED;
 		if (!__hottier_post_candidate(ht, e))

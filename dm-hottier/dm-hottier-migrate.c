@@ -246,6 +246,14 @@ static bool start_copy(struct hottier *ht, u64 extent, u32 slot)
 	unsigned int gen;
 	int i;
 
+	/*
+	 * Only promote_work allocates, below max_migrations: a free entry
+	 * exists. If not, the copy waits as for a write in flight.
+	 */
+	i = find_first_zero_bit(&ht->migs_busy, HOTTIER_MAX_MIGRATIONS);
+	if (WARN_ON_ONCE(i >= HOTTIER_MAX_MIGRATIONS))
+		return false;
+
 	spin_lock_irqsave(&wt->lock, wflags);
 	if (wt->inflight) {
 		spin_unlock_irqrestore(&wt->lock, wflags);
@@ -271,8 +279,6 @@ static bool start_copy(struct hottier *ht, u64 extent, u32 slot)
 	hottier_heat_unlock(set, flags);
 	spin_unlock_irqrestore(&wt->lock, wflags);
 
-	/* Only promote_work allocates: a free entry exists below the limit. */
-	i = find_first_zero_bit(&ht->migs_busy, HOTTIER_MAX_MIGRATIONS);
 	set_bit(i, &ht->migs_busy);
 	atomic_inc(&ht->migrating);
 	mig = &ht->migs[i];

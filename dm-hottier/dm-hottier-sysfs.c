@@ -42,18 +42,16 @@ static ssize_t hottier_attr_show(struct kobject *kobj, struct attribute *attr,
 {
 	struct hottier_attr *a = container_of(attr, struct hottier_attr, attr);
 	struct hottier *ht = kobj_ht(kobj);
-	int n;
+	char value[32];
 
 	if (a->key >= 0)
-		n = hottier_format_value(&ht->args, a->key, buf, PAGE_SIZE - 1);
+		hottier_format_value(&ht->args, a->key, value, sizeof(value));
 	else if (a->field >= 0)
-		n = hottier_format_field(ht, a->field, buf, PAGE_SIZE - 1);
+		hottier_format_field(ht, a->field, value, sizeof(value));
 	else
-		n = scnprintf(buf, PAGE_SIZE - 1, "%llu",
-			      (unsigned long long)ht->args.extent_sectors);
-	buf[n++] = '\n';
-	buf[n] = '\0';
-	return n;
+		scnprintf(value, sizeof(value), "%llu",
+			  (unsigned long long)ht->args.extent_sectors);
+	return sysfs_emit(buf, "%s\n", value);
 }
 
 /* As the "<key> <value>" message: a bad value is refused, nothing kept. */

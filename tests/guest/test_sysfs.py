@@ -74,12 +74,14 @@ def test_good_values_are_taken_and_bad_ones_refused(hottier):
             write(hottier, name, value)
         assert e.value.errno == errno.EINVAL, (name, value)
         assert read(hottier, name) == before, name
-    # max_tracked sizes memory: a table reload only, a read-only file.
-    with pytest.raises(OSError) as e:
-        write(hottier, "max_tracked", "4096")
-    assert e.value.errno in (errno.EPERM, errno.EACCES)
-    assert os.stat(os.path.join(sysdir(hottier), "max_tracked")).st_mode \
-        & 0o222 == 0
+    # max_tracked sizes memory, discard decides whether the device offers
+    # discard: a table reload only, read-only files.
+    for name, value in (("max_tracked", "4096"), ("discard", "ignore")):
+        with pytest.raises(OSError) as e:
+            write(hottier, name, value)
+        assert e.value.errno in (errno.EPERM, errno.EACCES), name
+        assert os.stat(os.path.join(sysdir(hottier), name)).st_mode \
+            & 0o222 == 0, name
     # Statistics are read-only, even for root.
     with pytest.raises(OSError) as e:
         write(hottier, "read_hits", "0")

@@ -84,7 +84,7 @@ def test_runtime_tunables_appear_in_the_table_and_round_trip(hottier):
 @pytest.mark.parametrize("key,value", [
     ("write_policy", "sideways"), ("promote_threshold", "0"),
     ("max_migrations", "65"), ("heat_halflife_ms", "99"),
-    ("max_tracked", "4096"), ("routing", "fastest"),
+    ("max_tracked", "4096"), ("discard", "ignore"), ("routing", "fastest"),
     ("ssd_error_threshold", "0")])
 def test_bad_runtime_tunable_is_refused_and_keeps_the_old_value(hottier, key,
                                                                 value):

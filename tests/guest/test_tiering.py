@@ -608,6 +608,53 @@ def test_messages_pin_unpin_promote_demote_invalidate_and_refusals(
             assert len(lines) >= 13, mark.new()
 
 
+def test_pin_counts_overlaps_once_and_a_refused_pin_keeps_earlier_pins(
+        hottier_module):
+    extent = 2048
+    with devices.fast(unique("hdd"), 256) as h, \
+         devices.fast(unique("ssd"), 32) as s:
+        def rng(first, count):
+            return str(first * extent), str(count * extent)
+
+        def settled(d, what, **want):
+            wait_info(d, lambda i: all(i[k] == v for k, v in want.items()),
+                      what)
+            i = wait_copies_done(d)
+            assert all(i[k] == v for k, v in want.items()), (what, i)
+            return i
+
+        with devices.DmDevice(unique("ht"), table(
+                h.path, s.path, extent, promote_threshold=NEVER)) as d:
+            total = info(d)["slots_total"]
+            assert total == 31
+            d.message("pin", *rng(0, 10))
+            settled(d, "10 pinned", pinned=10, slots_used=10)
+            # 30 extents, 10 of them pinned already: 30 pins of 31 slots.
+            d.message("pin", *rng(0, 30))
+            settled(d, "30 pinned", pinned=30, slots_used=30)
+
+        # One heat set of 16 ways: 10 pins hold 10 of them, and a pin of
+        # 15 extents, 5 of them pinned, finds 6 free ways for its 10 new
+        # ones. Refused, it undoes its own pins, and only those.
+        with devices.DmDevice(unique("ht"), table(
+                h.path, s.path, extent, promote_threshold=NEVER,
+                max_tracked=16)) as d:
+            d.message("pin", *rng(0, 10))
+            before = settled(d, "10 pinned", pinned=10, slots_used=10)
+            mark = KernelLog()
+            refused(d, "pin", *rng(5, 15))
+            after = wait_copies_done(d)
+            for k in ("pinned", "slots_used", "promotions", "demotions"):
+                assert after[k] == before[k], (k, before, after)
+            assert "more extents than the SSD or the heat table holds" in \
+                mark.new()
+            # The earlier pins are the ones that hold, 5..9 among them.
+            d.message("unpin", *rng(0, 5))
+            assert info(d)["pinned"] == 5
+            d.message("unpin", *rng(5, 5))
+            assert info(d)["pinned"] == 0
+
+
 # 7. Memory
 
 def kernel_memory():

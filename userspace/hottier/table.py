@@ -25,7 +25,7 @@ KEYS = {
     "migration_budget_us": (0, 10000000),
     "ssd_error_threshold": (1, 1000000),
 }
-TABLE_ONLY = ("max_tracked",)
+TABLE_ONLY = ("discard", "max_tracked")
 TUNABLES = tuple(k for k in KEYS if k not in TABLE_ONLY)
 
 # The status INFO fields in their order; "used/total" is one field there
