@@ -37,21 +37,15 @@ static void start_read(struct hottier *ht, struct hottier_io *io,
 {
 	io->dev = dev;
 	io->start_ns = ktime_get_ns();
-	atomic_inc(&ht->lat[dev].inflight);
+	hottier_lat_start(&ht->lat[dev], io->start_ns);
 }
 
 /* Where a read of a replicated extent goes. */
 static enum hottier_route_dev route_read(struct hottier *ht)
 {
-	struct hottier_lat *ssd = &ht->lat[HOTTIER_ROUTE_SSD];
-	struct hottier_lat *hdd = &ht->lat[HOTTIER_ROUTE_HDD];
-
 	return hottier_route(READ_ONCE(ht->args.routing),
-			     atomic64_read(&ssd->ewma_ns),
-			     atomic_read(&ssd->inflight),
-			     atomic64_read(&hdd->ewma_ns),
-			     atomic_read(&hdd->inflight),
-			     atomic64_inc_return(&ht->read_seq));
+			     &ht->lat[HOTTIER_ROUTE_SSD],
+			     &ht->lat[HOTTIER_ROUTE_HDD], ktime_get_ns());
 }
 
 /* Write tracking */
@@ -205,6 +199,8 @@ static void submit_ssd_write(struct hottier *ht, struct bio *bio,
 
 	clone->bi_iter.bi_sector = slot_sector(ht, slot) +
 		(offset & (ht->args.extent_sectors - 1));
+	/* Nobody polls this clone: it must complete by interrupt. */
+	bio_clear_polled(clone);
 	clone->bi_end_io = ssd_write_endio;
 	clone->bi_private = bio;
 	bio_inc_remaining(bio);
@@ -336,8 +332,13 @@ int hottier_map(struct dm_target *ti, struct bio *bio)
 	case REQ_OP_WRITE_ZEROES:
 		return map_range(ht, bio, io);
 	default:
-		remap_hdd(ht, bio, dm_target_offset(ti, bio->bi_iter.bi_sector));
-		return DM_MAPIO_REMAPPED;
+		/*
+		 * Not offered by the target: passed on untracked, it could
+		 * change the HDD under a replica.
+		 */
+		DMERR_LIMIT("%s: unsupported bio operation %u", ht_name(ht),
+			    bio_op(bio));
+		return DM_MAPIO_KILL;
 	}
 }
 
@@ -410,9 +411,8 @@ static bool end_read(struct hottier *ht, struct bio *bio,
 	u64 now = ktime_get_ns();
 	unsigned long flags;
 
-	atomic_dec(&l->inflight);
+	hottier_lat_done(l, io->start_ns, now, !error);
 	if (!error) {
-		hottier_lat_sample(l, now - io->start_ns);
 		if (io->dev == HOTTIER_ROUTE_HDD)
 			hottier_qos_note(ht, now - io->start_ns);
 		return false;

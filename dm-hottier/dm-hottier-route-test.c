@@ -40,14 +40,90 @@ static void ewma_converges_to_a_new_level(struct kunit *test)
 	KUNIT_EXPECT_GE(test, e, 100 * US);
 }
 
-static void lat_sample_updates_the_estimate(struct kunit *test)
+#define T0	(100ULL * NSEC_PER_SEC)	/* "now" in these tests */
+
+/* A member's state: an estimate, reads in flight, the last read sent. */
+static void lat_set(struct hottier_lat *l, u64 ewma_ns, unsigned int inflight,
+		    u64 last_sent_ns)
+{
+	atomic64_set(&l->ewma_ns, ewma_ns);
+	atomic64_set(&l->last_done_ns, last_sent_ns);
+	atomic64_set(&l->last_sent_ns, last_sent_ns);
+	atomic_set(&l->inflight, inflight);
+}
+
+static u64 ewma(struct hottier_lat *l)
+{
+	return atomic64_read(&l->ewma_ns);
+}
+
+/* A member that never completed a read takes its first sample whole. */
+static void lat_takes_the_first_read_whole(struct kunit *test)
 {
 	struct hottier_lat l = {};
 
-	hottier_lat_sample(&l, 2 * MS);
-	KUNIT_EXPECT_EQ(test, (u64)atomic64_read(&l.ewma_ns), 2 * MS);
-	hottier_lat_sample(&l, 10 * MS);
-	KUNIT_EXPECT_EQ(test, (u64)atomic64_read(&l.ewma_ns), 3 * MS);
+	hottier_lat_start(&l, T0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&l.inflight), 1);
+	hottier_lat_done(&l, T0, T0 + 2 * MS, true);
+	KUNIT_EXPECT_EQ(test, ewma(&l), 2 * MS);
+	KUNIT_EXPECT_EQ(test, atomic_read(&l.inflight), 0);
+}
+
+/*
+ * Reads queued behind others: four sent at once to a member that serves
+ * one per millisecond complete at 1, 2, 3 and 4 ms. Each one's service
+ * time is 1 ms, not its 1-4 ms in the queue; the prediction adds the
+ * queue back once.
+ */
+static void lat_leaves_the_queue_out_of_service_time(struct kunit *test)
+{
+	struct hottier_lat l = {};
+	int i;
+
+	for (i = 0; i < 4; i++)
+		hottier_lat_start(&l, T0);
+	for (i = 1; i <= 4; i++)
+		hottier_lat_done(&l, T0, T0 + i * MS, true);
+	KUNIT_EXPECT_EQ(test, ewma(&l), 1 * MS);
+	KUNIT_EXPECT_EQ(test, hottier_lat_predict(ewma(&l), 3), 4 * MS);
+}
+
+/* Later samples move the estimate by an eighth; failed reads are none. */
+static void lat_averages_fresh_samples_and_skips_errors(struct kunit *test)
+{
+	struct hottier_lat l = {};
+
+	lat_set(&l, 2 * MS, 0, T0);
+	hottier_lat_start(&l, T0 + 100 * MS);
+	hottier_lat_done(&l, T0 + 100 * MS, T0 + 110 * MS, true);
+	KUNIT_EXPECT_EQ(test, ewma(&l), 3 * MS);
+	hottier_lat_start(&l, T0 + 200 * MS);
+	hottier_lat_done(&l, T0 + 200 * MS, T0 + 200 * MS + 1, false);
+	KUNIT_EXPECT_EQ(test, ewma(&l), 3 * MS);
+	KUNIT_EXPECT_EQ(test, atomic_read(&l.inflight), 0);
+}
+
+/*
+ * A member that completed nothing for more than HOTTIER_STALE_NS has an
+ * old estimate: the next sample replaces it. A recovered SSD (50 ms ->
+ * 100 us) is believed at its first probe, not after dozens.
+ */
+static void lat_replaces_a_stale_estimate(struct kunit *test)
+{
+	struct hottier_lat l = {};
+	u64 start = T0 + HOTTIER_STALE_NS + 1;
+
+	lat_set(&l, 50 * MS, 0, T0);
+	hottier_lat_start(&l, start);
+	hottier_lat_done(&l, start, start + 100 * US, true);
+	KUNIT_EXPECT_EQ(test, ewma(&l), 100 * US);
+
+	/* Within the period, the same sample only moves it an eighth. */
+	lat_set(&l, 50 * MS, 0, T0);
+	start = T0 + HOTTIER_STALE_NS;
+	hottier_lat_start(&l, start);
+	hottier_lat_done(&l, start, start + 100 * US, true);
+	KUNIT_EXPECT_EQ(test, ewma(&l), 50 * MS - (50 * MS - 100 * US) / 8);
 }
 
 static void predict_counts_the_reads_in_flight(struct kunit *test)
@@ -94,40 +170,89 @@ static void route_desc(const struct route_case *c, char *desc)
 
 KUNIT_ARRAY_PARAM(route, routes, route_desc);
 
-/* seq 0 is never a freshness read: the decision is the estimates'. */
+/* Both members used just now: nothing to probe, the estimates decide. */
 static void route_follows_the_predictions(struct kunit *test)
 {
 	const struct route_case *c = test->param_value;
+	struct hottier_lat ssd = {}, hdd = {};
 
-	KUNIT_EXPECT_EQ(test, hottier_route(c->mode, c->ssd_ewma,
-					    c->ssd_inflight, c->hdd_ewma,
-					    c->hdd_inflight, 0), c->want);
+	lat_set(&ssd, c->ssd_ewma, c->ssd_inflight, T0);
+	lat_set(&hdd, c->hdd_ewma, c->hdd_inflight, T0);
+	KUNIT_EXPECT_EQ(test, hottier_route(c->mode, &ssd, &hdd, T0), c->want);
 }
 
-static void route_sends_one_read_in_64_to_the_slower_device(struct kunit *test)
+/*
+ * A read every millisecond for ten seconds, each sent where the route
+ * says (hottier_lat_start()): the member not chosen is probed once per
+ * HOTTIER_STALE_NS it goes unused, by one read, and never more. With a
+ * healthy SSD, that is 10 HDD reads in 10000: 0.1%, under the 1% bound.
+ */
+static void route_probes_only_a_stale_member(struct kunit *test)
 {
-	unsigned int to_hdd = 0, to_ssd = 0;
-	u64 seq;
+	static const struct {
+		u64 ssd_ewma, hdd_ewma;
+		enum hottier_route_dev slow;
+	} cases[] = {
+		{ 100 * US, 4 * MS, HOTTIER_ROUTE_HDD },
+		{ 50 * MS, 4 * MS, HOTTIER_ROUTE_SSD },
+	};
+	struct hottier_lat lat[2];
+	enum hottier_route_dev dev;
+	unsigned int c, to_slow;
+	u64 now, last_probe;
 
-	for (seq = 0; seq < 64 * 100; seq++) {
-		if (hottier_route(HOTTIER_ROUTING_LATENCY, 100 * US, 0, 4 * MS,
-				  0, seq) == HOTTIER_ROUTE_HDD)
-			to_hdd++;
-		if (hottier_route(HOTTIER_ROUTING_LATENCY, 50 * MS, 0, 4 * MS,
-				  0, seq) == HOTTIER_ROUTE_SSD)
-			to_ssd++;
+	for (c = 0; c < ARRAY_SIZE(cases); c++) {
+		memset(lat, 0, sizeof(lat));
+		lat_set(&lat[HOTTIER_ROUTE_SSD], cases[c].ssd_ewma, 0, T0);
+		lat_set(&lat[HOTTIER_ROUTE_HDD], cases[c].hdd_ewma, 0, T0);
+		to_slow = 0;
+		last_probe = T0;
+		for (now = T0; now < T0 + 10 * NSEC_PER_SEC; now += MS) {
+			dev = hottier_route(HOTTIER_ROUTING_LATENCY,
+					    &lat[HOTTIER_ROUTE_SSD],
+					    &lat[HOTTIER_ROUTE_HDD], now);
+			hottier_lat_start(&lat[dev], now);
+			atomic_set(&lat[dev].inflight, 0);
+			if (dev != cases[c].slow)
+				continue;
+			to_slow++;
+			KUNIT_EXPECT_GT(test, now - last_probe,
+					(u64)HOTTIER_STALE_NS);
+			KUNIT_EXPECT_LE(test, now - last_probe,
+					(u64)HOTTIER_STALE_NS + MS);
+			last_probe = now;
+		}
+		KUNIT_EXPECT_EQ_MSG(test, to_slow, 9U, "case %u", c);
 	}
-	KUNIT_EXPECT_EQ(test, to_hdd, 100U);
-	KUNIT_EXPECT_EQ(test, to_ssd, 100U);
 }
 
-static void route_ssd_has_no_freshness_share(struct kunit *test)
+/* A member that serves reads anyway (HDD misses) is never probed. */
+static void route_does_not_probe_a_member_in_use(struct kunit *test)
 {
-	u64 seq;
+	struct hottier_lat ssd = {}, hdd = {};
+	u64 now;
 
-	for (seq = 0; seq < 64 * 4; seq++)
-		KUNIT_EXPECT_EQ(test, hottier_route(HOTTIER_ROUTING_SSD, 50 * MS,
-						    0, 1 * US, 0, seq),
+	lat_set(&ssd, 100 * US, 0, T0);
+	lat_set(&hdd, 4 * MS, 0, T0);
+	for (now = T0; now < T0 + 5 * NSEC_PER_SEC; now += MS) {
+		hottier_lat_start(&hdd, now);	/* a miss */
+		KUNIT_EXPECT_EQ(test, hottier_route(HOTTIER_ROUTING_LATENCY,
+						    &ssd, &hdd, now),
+				HOTTIER_ROUTE_SSD);
+		hottier_lat_start(&ssd, now);
+	}
+}
+
+static void route_ssd_never_probes(struct kunit *test)
+{
+	struct hottier_lat ssd = {}, hdd = {};
+	u64 now;
+
+	lat_set(&ssd, 50 * MS, 0, T0);
+	lat_set(&hdd, 1 * US, 0, T0);
+	for (now = T0; now < T0 + 5 * NSEC_PER_SEC; now += 10 * MS)
+		KUNIT_EXPECT_EQ(test, hottier_route(HOTTIER_ROUTING_SSD, &ssd,
+						    &hdd, now),
 				HOTTIER_ROUTE_SSD);
 }
 
@@ -243,11 +368,15 @@ static struct kunit_case hottier_route_cases[] = {
 	KUNIT_CASE(ewma_takes_the_first_sample_as_it_is),
 	KUNIT_CASE(ewma_moves_an_eighth_towards_each_sample),
 	KUNIT_CASE(ewma_converges_to_a_new_level),
-	KUNIT_CASE(lat_sample_updates_the_estimate),
+	KUNIT_CASE(lat_takes_the_first_read_whole),
+	KUNIT_CASE(lat_leaves_the_queue_out_of_service_time),
+	KUNIT_CASE(lat_averages_fresh_samples_and_skips_errors),
+	KUNIT_CASE(lat_replaces_a_stale_estimate),
 	KUNIT_CASE(predict_counts_the_reads_in_flight),
 	KUNIT_CASE_PARAM(route_follows_the_predictions, route_gen_params),
-	KUNIT_CASE(route_sends_one_read_in_64_to_the_slower_device),
-	KUNIT_CASE(route_ssd_has_no_freshness_share),
+	KUNIT_CASE(route_probes_only_a_stale_member),
+	KUNIT_CASE(route_does_not_probe_a_member_in_use),
+	KUNIT_CASE(route_ssd_never_probes),
 	KUNIT_CASE(qos_cuts_holds_waits_and_grows),
 	KUNIT_CASE(qos_probes_back_off_exponentially),
 	KUNIT_CASE(qos_counts_the_tail_not_the_average),

@@ -20,15 +20,49 @@ u64 hottier_ewma_next(u64 ewma, u64 sample)
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_ewma_next);
 
 /* Lockless: a sample that loses a race with another is retried. */
-void hottier_lat_sample(struct hottier_lat *l, u64 sample_ns)
+static void lat_sample(struct hottier_lat *l, u64 sample_ns, bool stale)
 {
 	s64 old = atomic64_read(&l->ewma_ns);
 
 	while (!atomic64_try_cmpxchg(&l->ewma_ns, &old,
-				     hottier_ewma_next(old, sample_ns)))
+				     hottier_ewma_next(stale ? 0 : old,
+						       sample_ns)))
 		;
 }
-EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_lat_sample);
+
+/* A read is sent to the member now. */
+void hottier_lat_start(struct hottier_lat *l, u64 now_ns)
+{
+	if (now_ns - atomic64_read(&l->last_sent_ns) >= HOTTIER_SENT_GRAIN_NS)
+		atomic64_set(&l->last_sent_ns, now_ns);
+	atomic_inc(&l->inflight);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_lat_start);
+
+/*
+ * A read sent at @start_ns completed at @now_ns (@ok: without error; a
+ * failed read is no sample): its service time is from the later of its
+ * start and the member's previous completion. A member that completed
+ * nothing for HOTTIER_STALE_NS before the read started has an estimate
+ * too old to average with: the sample replaces it.
+ */
+void hottier_lat_done(struct hottier_lat *l, u64 start_ns, u64 now_ns,
+		      bool ok)
+{
+	u64 prev, from;
+
+	atomic_dec(&l->inflight);
+	if (!ok)
+		return;
+	prev = atomic64_xchg(&l->last_done_ns, now_ns);
+	from = max(start_ns, prev);
+	/* A racing completion stamped a later time: no sample to take. */
+	if (now_ns < from)
+		return;
+	lat_sample(l, now_ns - from,
+		   start_ns > prev && start_ns - prev > HOTTIER_STALE_NS);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_lat_done);
 
 /* A read sent now waits for those in flight, then takes its own time. */
 u64 hottier_lat_predict(u64 ewma_ns, unsigned int inflight)
@@ -38,15 +72,30 @@ u64 hottier_lat_predict(u64 ewma_ns, unsigned int inflight)
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_lat_predict);
 
 /*
- * Where a replica read goes. routing latency: the device with the lower
- * predicted completion time; a device with no estimate yet is tried first;
- * one read in HOTTIER_FRESH_PERIOD goes to the other device, so that the
- * slower one's estimate stays fresh and a recovery is noticed.
+ * Probe @l, the member not chosen, if no read was sent to it for
+ * HOTTIER_STALE_NS: one read claims the probe, so a stale member gets one
+ * read a period, and a busy one none.
  */
-enum hottier_route_dev hottier_route(enum hottier_routing mode, u64 ssd_ewma,
-				     unsigned int ssd_inflight, u64 hdd_ewma,
-				     unsigned int hdd_inflight, u64 seq)
+static bool claim_probe(struct hottier_lat *l, u64 now_ns)
 {
+	s64 last = atomic64_read(&l->last_sent_ns);
+
+	return now_ns - last > HOTTIER_STALE_NS &&
+	       atomic64_try_cmpxchg(&l->last_sent_ns, &last, now_ns);
+}
+
+/*
+ * Where a replica read goes. routing latency: the member with the lower
+ * predicted completion time; a member with no estimate yet is tried
+ * first; the other member, if stale, is probed, so a recovery is noticed
+ * within a period. routing ssd: the SSD, always.
+ */
+enum hottier_route_dev hottier_route(enum hottier_routing mode,
+				     struct hottier_lat *ssd,
+				     struct hottier_lat *hdd, u64 now_ns)
+{
+	u64 ssd_ewma = atomic64_read(&ssd->ewma_ns);
+	u64 hdd_ewma = atomic64_read(&hdd->ewma_ns);
 	enum hottier_route_dev fast;
 
 	if (mode == HOTTIER_ROUTING_SSD)
@@ -55,15 +104,14 @@ enum hottier_route_dev hottier_route(enum hottier_routing mode, u64 ssd_ewma,
 		fast = HOTTIER_ROUTE_SSD;
 	else if (!hdd_ewma)
 		fast = HOTTIER_ROUTE_HDD;
-	else if (hottier_lat_predict(ssd_ewma, ssd_inflight) <=
-		 hottier_lat_predict(hdd_ewma, hdd_inflight))
+	else if (hottier_lat_predict(ssd_ewma, atomic_read(&ssd->inflight)) <=
+		 hottier_lat_predict(hdd_ewma, atomic_read(&hdd->inflight)))
 		fast = HOTTIER_ROUTE_SSD;
 	else
 		fast = HOTTIER_ROUTE_HDD;
-	if (seq % HOTTIER_FRESH_PERIOD == HOTTIER_FRESH_PERIOD - 1)
-		return fast == HOTTIER_ROUTE_SSD ? HOTTIER_ROUTE_HDD :
-						   HOTTIER_ROUTE_SSD;
-	return fast;
+	if (fast == HOTTIER_ROUTE_SSD)
+		return claim_probe(hdd, now_ns) ? HOTTIER_ROUTE_HDD : fast;
+	return claim_probe(ssd, now_ns) ? HOTTIER_ROUTE_SSD : fast;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_route);
 

@@ -3,27 +3,38 @@
  * dm-hottier: per-device latency estimates, the read routing decision and
  * the migration QoS controller. Plain C with no bio, so KUnit drives it.
  *
- * The estimate is a moving average of read service time (as the multipath
- * selector dm-ps-historical-service-time keeps one), updated locklessly at
- * end_io, with the number of reads in flight beside it.
+ * The estimate is a moving average of read service time, as the multipath
+ * selector dm-ps-historical-service-time keeps one: the time from a read's
+ * start, or from the member's previous completion if that came later, to
+ * its completion. Time spent queued behind earlier reads is left out, and
+ * the prediction adds the queue once: service time times the reads in
+ * flight plus one. It is updated locklessly at end_io.
  */
 #ifndef DM_HOTTIER_ROUTE_H
 #define DM_HOTTIER_ROUTE_H
 
 #include <linux/atomic.h>
+#include <linux/time64.h>
 #include <linux/types.h>
 
 /* A new sample weighs 1/2^HOTTIER_EWMA_SHIFT. */
 #define HOTTIER_EWMA_SHIFT	3
-/* One replica read in this many goes to the slower device. */
-#define HOTTIER_FRESH_PERIOD	64
+/*
+ * A member that served no read for this long is stale: the next replica
+ * read probes it, and its first sample replaces the estimate.
+ */
+#define HOTTIER_STALE_NS	NSEC_PER_SEC
+/* last_sent_ns is kept to this grain, to spare its cache line. */
+#define HOTTIER_SENT_GRAIN_NS	NSEC_PER_MSEC
 /* The QoS keeps all but 1 in this many foreground HDD reads in budget. */
 #define HOTTIER_QOS_TAIL	100
 /* After a cut, copies wait at most this many QoS periods to grow again. */
 #define HOTTIER_QOS_BACKOFF_MAX	64
 
 struct hottier_lat {
-	atomic64_t ewma_ns;	/* 0: no sample yet */
+	atomic64_t ewma_ns;	/* service time; 0: no sample yet */
+	atomic64_t last_done_ns; /* the last read completion */
+	atomic64_t last_sent_ns; /* the last read sent, to the grain above */
 	atomic_t inflight;	/* reads sent and not completed */
 };
 
@@ -45,11 +56,13 @@ enum hottier_route_dev {
 };
 
 u64 hottier_ewma_next(u64 ewma, u64 sample);
-void hottier_lat_sample(struct hottier_lat *l, u64 sample_ns);
+void hottier_lat_start(struct hottier_lat *l, u64 now_ns);
+void hottier_lat_done(struct hottier_lat *l, u64 start_ns, u64 now_ns,
+		      bool ok);
 u64 hottier_lat_predict(u64 ewma_ns, unsigned int inflight);
-enum hottier_route_dev hottier_route(enum hottier_routing mode, u64 ssd_ewma,
-				     unsigned int ssd_inflight, u64 hdd_ewma,
-				     unsigned int hdd_inflight, u64 seq);
+enum hottier_route_dev hottier_route(enum hottier_routing mode,
+				     struct hottier_lat *ssd,
+				     struct hottier_lat *hdd, u64 now_ns);
 void hottier_qos_start(struct hottier_qos *q, unsigned int max,
 		       u64 budget_ns);
 void hottier_qos_next(struct hottier_qos *q, unsigned int max, u32 reads,

@@ -196,7 +196,6 @@ struct hottier {
 	bool wanted;			/* entries wait for queue_wanted() */
 
 	struct hottier_lat lat[2];	/* by enum hottier_route_dev */
-	atomic64_t read_seq;		/* replica reads, for the fresh share */
 	struct hottier_qos qos;		/* the QoS controller; promote_work */
 	u64 qos_last_ns;		/* last QoS update; promote_work */
 	u64 qos_budget_ns;		/* the budget in force; promote_work */
