@@ -50,17 +50,43 @@ print(f"{name}: {t - bad - skip} passed, {bad} failed, {skip} skipped")
 PY
 }
 
+# Each stage's time budget in seconds, for a cold machine (the debug kernel
+# building beside the guests); a stage over its budget counts as a failed
+# test, so a slow drift is seen long before CI's 90 minutes.
+budget_of() {
+	case "$1" in
+	setup) echo 1200 ;;
+	static) echo 300 ;;
+	kunit) echo 600 ;;
+	host) echo 120 ;;
+	runner) echo 400 ;;
+	build-*) echo 120 ;;
+	guest-6.1 | guest-6.12) echo 1500 ;;
+	kernel-7.2-debug) echo 2400 ;;
+	measure-6.1) echo 900 ;;
+	dkms) echo 300 ;;
+	guest-7.2-debug) echo 1800 ;;
+	*) echo 600 ;;
+	esac
+}
+
 stage() {
-	local name=$1 start rc log
+	local name=$1 start rc log took budget
 	shift
 	log=$res/$name.log
+	budget=$(budget_of "$name")
 	start=$(date +%s)
-	echo "=== $name"
+	echo "=== $name (budget ${budget}s)"
 	"$@" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	count_line "$name" "$log" "$rc"
-	timings+=("$name $(($(date +%s) - start))s")
-	echo "=== $name: rc=$rc, $(($(date +%s) - start))s"
+	took=$(($(date +%s) - start))
+	if [ "$took" -gt "$budget" ]; then
+		echo "check: stage $name took ${took}s, over its budget of ${budget}s" >&2
+		failed=$((failed + 1))
+	fi
+	timings+=("$name ${took}s (budget ${budget}s)")
+	echo "=== $name: rc=$rc, ${took}s of ${budget}s"
 }
 
 setup_stage() {
