@@ -77,6 +77,11 @@ def test_replica_reads_follow_ssd_latency_across_delay_reloads(
                                         "--runtime=600")) as fio:
         phases = {}
         w = Window(d)
+        # fio may take seconds to start on a loaded host: measure from its
+        # first replica reads on.
+        hotio.wait_until(lambda: sum(w.take()[k] for k in (
+            "replica_reads_ssd", "replica_reads_hdd")), 60,
+            what="fio reading")
         time.sleep(2)
         w.take()
         time.sleep(3)
