@@ -873,11 +873,14 @@ struct tracked_case {
 };
 
 static const struct tracked_case tracked_cases[] = {
-	/* Automatic: four per slot, at least one set of 16. */
-	{ 0, 0, 16 }, { 0, 1, 16 }, { 0, 3, 16 }, { 0, 4, 16 },
-	{ 0, 5, 20 }, { 0, 1023, 4092 },
+	/*
+	 * Automatic: one per slot (for extents without a replica: a
+	 * replica's heat is in its slot), at least one set of 16.
+	 */
+	{ 0, 0, 16 }, { 0, 1, 16 }, { 0, 15, 16 }, { 0, 16, 16 },
+	{ 0, 17, 17 }, { 0, 1023, 1023 },
 	/* The slots of a 1 TiB SSD of 64-sector extents (layout above). */
-	{ 0, 33538047, 134152188 },
+	{ 0, 33538047, 33538047 },
 	/* Explicit: kept, whatever the slots. */
 	{ 16, 1000000, 16 }, { 100, 0, 100 }, { 67108864, 1, 67108864 },
 };

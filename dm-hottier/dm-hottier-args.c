@@ -326,12 +326,15 @@ void hottier_layout(u64 ssd_sectors, u64 extent_sectors,
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_layout);
 
-/* Tracked entries: max_tracked, or four per slot (at least one set). */
+/*
+ * Heat-table entries, for extents without a replica: max_tracked, or one
+ * per slot (at least one set).
+ */
 u64 hottier_max_tracked(const struct hottier_args *args, u64 nr_slots)
 {
 	if (args->max_tracked)
 		return args->max_tracked;
-	return max_t(u64, 4 * nr_slots, 16);
+	return max_t(u64, nr_slots, 16);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_max_tracked);
 

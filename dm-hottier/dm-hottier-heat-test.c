@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * KUnit tests for dm-hottier's heat table (decay, the max_tracked bound,
- * recycling, busy ways, pins), its ghost list and its scan detection.
+ * recycling, busy ways) and its scan detection.
  *
  * Expected values are worked out in the comments from the documented
  * arithmetic: heat is fixed point with HOTTIER_HEAT_ONE per read, and each
@@ -27,7 +27,7 @@
 #include "dm-hottier-heat.h"
 #include "dm-hottier-policy.h"
 
-/* Test-managed tables and ghost lists: freed when the test ends. */
+/* Test-managed tables: freed when the test ends. */
 
 static int table_res_init(struct kunit_resource *res, void *context)
 {
@@ -59,38 +59,6 @@ static struct hottier_heat *new_table(struct kunit *test, u64 max_tracked)
 				 GFP_KERNEL, &max_tracked);
 	KUNIT_ASSERT_NOT_NULL(test, h);
 	return h;
-}
-
-static int ghost_res_init(struct kunit_resource *res, void *context)
-{
-	struct hottier_ghost *g = kzalloc(sizeof(*g), GFP_KERNEL);
-	int r;
-
-	if (!g)
-		return -ENOMEM;
-	r = hottier_ghost_init(g, *(u32 *)context);
-	if (r) {
-		kfree(g);
-		return r;
-	}
-	res->data = g;
-	return 0;
-}
-
-static void ghost_res_free(struct kunit_resource *res)
-{
-	hottier_ghost_exit(res->data);
-	kfree(res->data);
-}
-
-static struct hottier_ghost *new_ghost(struct kunit *test, u32 size)
-{
-	struct hottier_ghost *g;
-
-	g = kunit_alloc_resource(test, ghost_res_init, ghost_res_free,
-				 GFP_KERNEL, &size);
-	KUNIT_ASSERT_NOT_NULL(test, g);
-	return g;
 }
 
 /* Locked wrappers around the __ functions. */
@@ -571,8 +539,7 @@ static void recycle_takes_coldest_way(struct kunit *test)
 	/* The recycled way starts afresh. */
 	KUNIT_EXPECT_EQ(test, e->extent, ext[HOTTIER_HEAT_WAYS]);
 	KUNIT_EXPECT_EQ(test, e->heat, 0U);
-	KUNIT_EXPECT_EQ(test, e->flags, (u32)HOTTIER_E_VALID);
-	KUNIT_EXPECT_EQ(test, e->slot, HOTTIER_NO_SLOT);
+	KUNIT_EXPECT_EQ(test, e->flags, (u16)HOTTIER_E_VALID);
 }
 
 /*
@@ -606,11 +573,7 @@ struct busy_case {
 };
 
 static const struct busy_case busy_cases[] = {
-	{ "resident", HOTTIER_E_RESIDENT },
-	{ "copying", HOTTIER_E_COPYING },
-	{ "pinned", HOTTIER_E_PINNED },
 	{ "queued", HOTTIER_E_QUEUED },
-	{ "resident and pinned", HOTTIER_E_RESIDENT | HOTTIER_E_PINNED },
 	{ "every busy flag", HOTTIER_E_BUSY },
 };
 
@@ -651,7 +614,7 @@ static void recycle_skips_busy_ways(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, elsewhere, 0U);
 	for (i = 0; i < hottest; i++) {
 		KUNIT_EXPECT_EQ(test, ways[i]->flags,
-				(u32)HOTTIER_E_VALID | c->flags);
+				(u16)(HOTTIER_E_VALID | c->flags));
 		KUNIT_EXPECT_NOT_NULL(test, heat_find(h, ways[i]->extent));
 	}
 	KUNIT_EXPECT_EQ(test, tracked(h), (u64)HOTTIER_HEAT_WAYS);
@@ -663,15 +626,13 @@ static void recycle_skips_busy_ways(struct kunit *test)
  */
 static void get_null_when_set_all_busy(struct kunit *test)
 {
-	static const u32 flags[] = { HOTTIER_E_RESIDENT, HOTTIER_E_COPYING,
-				     HOTTIER_E_PINNED, HOTTIER_E_QUEUED };
 	u64 ext[HOTTIER_HEAT_WAYS + 1], other;
 	struct hottier_heat_entry *ways[HOTTIER_HEAT_WAYS];
 	struct hottier_heat *h = full_set(test, ext, ways);
 	int i;
 
 	for (i = 0; i < HOTTIER_HEAT_WAYS; i++)
-		heat_set_flags(h, ways[i], flags[i % ARRAY_SIZE(flags)], 0);
+		heat_set_flags(h, ways[i], HOTTIER_E_QUEUED, 0);
 	KUNIT_EXPECT_NULL(test, heat_get(h, ext[HOTTIER_HEAT_WAYS], 0));
 	KUNIT_EXPECT_NULL(test, heat_get(h, ext[HOTTIER_HEAT_WAYS],
 					 HOTTIER_HEAT_MAX));
@@ -705,8 +666,7 @@ static void forget_decrements_tracked(struct kunit *test)
 	heat_forget(h, ways[7]);
 	KUNIT_EXPECT_EQ(test, tracked(h), (u64)HOTTIER_HEAT_WAYS - 1);
 	KUNIT_EXPECT_NULL(test, heat_find(h, ext[7]));
-	KUNIT_EXPECT_EQ(test, ways[7]->flags, 0U);
-	KUNIT_EXPECT_EQ(test, ways[7]->slot, HOTTIER_NO_SLOT);
+	KUNIT_EXPECT_EQ(test, ways[7]->flags, 0);
 	/* Forgetting a free way again changes nothing. */
 	heat_forget(h, ways[7]);
 	KUNIT_EXPECT_EQ(test, tracked(h), (u64)HOTTIER_HEAT_WAYS - 1);
@@ -726,21 +686,20 @@ static void forget_decrements_tracked(struct kunit *test)
 }
 
 /*
- * A pinned extent with no heat at all, the coldest of its set, survives a
- * flood of hotter new extents through its set; once unpinned it is the
- * first to go.
+ * A queued candidate with no heat at all, the coldest of its set, survives
+ * a flood of hotter new extents through its set; once taken off the queue
+ * it is the first to go.
  */
-static void pinned_survives_flood_until_unpinned(struct kunit *test)
+static void queued_survives_flood_until_taken(struct kunit *test)
 {
 	struct hottier_heat *h = new_table(test, 64);
-	struct hottier_heat_entry *pin;
+	struct hottier_heat_entry *cand;
 	u64 flood[200], next;
-	unsigned int i, untracked = 0, took_pin = 0;
+	unsigned int i, untracked = 0, took = 0;
 
-	pin = heat_get(h, 77, 0);
-	KUNIT_ASSERT_NOT_NULL(test, pin);
-	heat_set_flags(h, pin, HOTTIER_E_PINNED | HOTTIER_E_RESIDENT, 0);
-	pin->slot = 12;
+	cand = heat_get(h, 77, 0);
+	KUNIT_ASSERT_NOT_NULL(test, cand);
+	heat_set_flags(h, cand, HOTTIER_E_QUEUED, 0);
 
 	same_set(test, h, 77, 0, flood, ARRAY_SIZE(flood));
 	for (i = 0; i < ARRAY_SIZE(flood); i++) {
@@ -749,89 +708,19 @@ static void pinned_survives_flood_until_unpinned(struct kunit *test)
 		e = heat_get(h, flood[i], HOTTIER_HEAT_ONE);
 		if (!e)
 			untracked++;
-		if (e == pin)
-			took_pin++;
+		if (e == cand)
+			took++;
 	}
 	KUNIT_EXPECT_EQ(test, untracked, 0U);
-	KUNIT_EXPECT_EQ(test, took_pin, 0U);
-	KUNIT_EXPECT_PTR_EQ(test, heat_find(h, 77), pin);
-	KUNIT_EXPECT_EQ(test, pin->slot, 12U);
-	KUNIT_EXPECT_EQ(test, pin->flags, (u32)(HOTTIER_E_VALID |
-		HOTTIER_E_PINNED | HOTTIER_E_RESIDENT));
+	KUNIT_EXPECT_EQ(test, took, 0U);
+	KUNIT_EXPECT_PTR_EQ(test, heat_find(h, 77), cand);
+	KUNIT_EXPECT_EQ(test, cand->flags,
+			(u16)(HOTTIER_E_VALID | HOTTIER_E_QUEUED));
 
-	/* Unpinned and evicted from the SSD: now plainly the coldest. */
-	heat_set_flags(h, pin, 0, HOTTIER_E_PINNED | HOTTIER_E_RESIDENT);
-	pin->slot = HOTTIER_NO_SLOT;
+	heat_set_flags(h, cand, 0, HOTTIER_E_QUEUED);
 	same_set(test, h, 77, 1000000, &next, 1);
-	KUNIT_EXPECT_PTR_EQ(test, heat_get(h, next, HOTTIER_HEAT_ONE), pin);
+	KUNIT_EXPECT_PTR_EQ(test, heat_get(h, next, HOTTIER_HEAT_ONE), cand);
 	KUNIT_EXPECT_NULL(test, heat_find(h, 77));
-}
-
-/* Ghost list */
-
-static void ghost_take_once(struct kunit *test)
-{
-	struct hottier_ghost *g = new_ghost(test, 64);
-
-	hottier_ghost_add(g, 1234);
-	KUNIT_EXPECT_TRUE(test, hottier_ghost_take(g, 1234));
-	KUNIT_EXPECT_FALSE(test, hottier_ghost_take(g, 1234));
-	/* Evicted again later: remembered again. */
-	hottier_ghost_add(g, 1234);
-	KUNIT_EXPECT_TRUE(test, hottier_ghost_take(g, 1234));
-	KUNIT_EXPECT_FALSE(test, hottier_ghost_take(g, 1234));
-	/* Extent 0 is stored as 1: not confused with an empty word. */
-	KUNIT_EXPECT_FALSE(test, hottier_ghost_take(g, 0));
-	hottier_ghost_add(g, 0);
-	KUNIT_EXPECT_TRUE(test, hottier_ghost_take(g, 0));
-	KUNIT_EXPECT_FALSE(test, hottier_ghost_take(g, 0));
-}
-
-/*
- * Only the extent added is taken, whichever word the others hash to; the
- * failed takes leave it in place. (Extent indices are sectors divided by
- * at least 64, so never U64_MAX, which the extent + 1 encoding cannot
- * hold.)
- */
-static void ghost_unrelated_not_taken(struct kunit *test)
-{
-	struct hottier_ghost *g = new_ghost(test, 64);
-	unsigned int taken = 0;
-	u64 x;
-
-	for (x = 0; x < 4096; x++)
-		taken += hottier_ghost_take(g, x);
-	KUNIT_EXPECT_EQ(test, taken, 0U);
-	hottier_ghost_add(g, 999);
-	for (x = 0; x < 4096; x++)
-		if (x != 999)
-			taken += hottier_ghost_take(g, x);
-	KUNIT_EXPECT_EQ(test, taken, 0U);
-	KUNIT_EXPECT_FALSE(test, hottier_ghost_take(g, 999 + (1ULL << 40)));
-	KUNIT_EXPECT_TRUE(test, hottier_ghost_take(g, 999));
-}
-
-/*
- * The list is direct-mapped: an add displaces whatever shared its word.
- * Which extents share a word is the hash's business, but a one-word list
- * (size 0 is rounded up to it) is shared by all, so there the newest add
- * always wins.
- */
-static void ghost_colliding_add_displaces(struct kunit *test)
-{
-	struct hottier_ghost *g = new_ghost(test, 0);
-
-	KUNIT_EXPECT_EQ(test, g->size, 1U);
-	hottier_ghost_add(g, 10);
-	hottier_ghost_add(g, 20);
-	KUNIT_EXPECT_FALSE(test, hottier_ghost_take(g, 10));
-	KUNIT_EXPECT_TRUE(test, hottier_ghost_take(g, 20));
-	KUNIT_EXPECT_FALSE(test, hottier_ghost_take(g, 20));
-
-	/* A take that fails leaves the word's extent in place. */
-	hottier_ghost_add(g, 30);
-	KUNIT_EXPECT_FALSE(test, hottier_ghost_take(g, 10));
-	KUNIT_EXPECT_TRUE(test, hottier_ghost_take(g, 30));
 }
 
 /* Scan detection */
@@ -1055,39 +944,42 @@ static void top_keeps_the_hottest_in_order(struct kunit *test)
 	static const u32 heats[] = { 5, 9, 1, 9, 30, 2, 7, 30, 0, 8 };
 	/* The 4 hottest; of equal heat, the first offered first. */
 	static const u64 want[] = { 4, 7, 1, 3 };
-	struct hottier_heat_entry e = { };
+	struct hottier_top t = { };
 	struct hottier_top top[4];
 	unsigned int used = 0, i;
 
 	for (i = 0; i < ARRAY_SIZE(heats); i++) {
-		e.extent = i;
-		e.flags = i == 7 ? HOTTIER_E_RESIDENT : 0;
-		hottier_top_add(top, ARRAY_SIZE(top), &used, &e, heats[i]);
+		t.extent = i;
+		t.heat = heats[i];
+		t.resident = i == 7;
+		hottier_top_add(top, ARRAY_SIZE(top), &used, &t);
 		KUNIT_EXPECT_LE(test, used, (unsigned int)ARRAY_SIZE(top));
 	}
 	KUNIT_ASSERT_EQ(test, used, 4U);
 	for (i = 0; i < used; i++)
 		KUNIT_EXPECT_EQ_MSG(test, top[i].extent, want[i], "rank %u", i);
-	KUNIT_EXPECT_EQ(test, top[1].flags, (u32)HOTTIER_E_RESIDENT);
+	KUNIT_EXPECT_TRUE(test, top[1].resident);
+	KUNIT_EXPECT_FALSE(test, top[0].resident);
 	KUNIT_EXPECT_EQ(test, top[0].heat, 30U);
 	KUNIT_EXPECT_EQ(test, top[3].heat, 9U);
 }
 
 static void top_with_fewer_entries_than_asked(struct kunit *test)
 {
-	struct hottier_heat_entry e = { .extent = 42 };
+	struct hottier_top t = { .extent = 42, .heat = 3 };
 	struct hottier_top top[8];
 	unsigned int used = 0;
 
-	hottier_top_add(top, 8, &used, &e, 3);
-	e.extent = 43;
-	hottier_top_add(top, 8, &used, &e, 4);
+	hottier_top_add(top, 8, &used, &t);
+	t.extent = 43;
+	t.heat = 4;
+	hottier_top_add(top, 8, &used, &t);
 	KUNIT_ASSERT_EQ(test, used, 2U);
 	KUNIT_EXPECT_EQ(test, top[0].extent, 43ULL);
 	KUNIT_EXPECT_EQ(test, top[1].extent, 42ULL);
 	/* n = 0 keeps nothing. */
 	used = 0;
-	hottier_top_add(top, 0, &used, &e, 4);
+	hottier_top_add(top, 0, &used, &t);
 	KUNIT_EXPECT_EQ(test, used, 0U);
 }
 
@@ -1112,10 +1004,7 @@ static struct kunit_case hottier_heat_cases[] = {
 	KUNIT_CASE_PARAM(recycle_skips_busy_ways, busy_gen_params),
 	KUNIT_CASE(get_null_when_set_all_busy),
 	KUNIT_CASE(forget_decrements_tracked),
-	KUNIT_CASE(pinned_survives_flood_until_unpinned),
-	KUNIT_CASE(ghost_take_once),
-	KUNIT_CASE(ghost_unrelated_not_taken),
-	KUNIT_CASE(ghost_colliding_add_displaces),
+	KUNIT_CASE(queued_survives_flood_until_taken),
 	KUNIT_CASE(seq_cutoff_zero_disables),
 	KUNIT_CASE_PARAM(seq_flagged_once_run_exceeds_cutoff, seq_gen_params),
 	KUNIT_CASE(seq_random_reads_never_flagged),

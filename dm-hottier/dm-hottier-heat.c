@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * dm-hottier: per-extent read heat, scan detection and the ghost list.
+ * dm-hottier: per-extent read heat and scan detection.
  * See dm-hottier-heat.h for the data structures.
  */
 #include "dm-hottier-heat.h"
@@ -36,21 +36,63 @@ static u32 set_index(const struct hottier_heat *h, u64 extent)
 	return (u32)(((u64)hash_64(extent, 32) * h->nr_sets) >> 32);
 }
 
+/* Table loads never wake the OOM killer, nor warn: they fail. */
+#define HOTTIER_HEAT_GFP	(GFP_KERNEL | __GFP_NOWARN | __GFP_RETRY_MAYFAIL)
+
+static u64 nr_sets_for(u64 max_tracked)
+{
+	return div64_u64(max_tracked + HOTTIER_HEAT_WAYS - 1,
+			 HOTTIER_HEAT_WAYS);
+}
+
+static u32 nr_heat_chunks(u64 nr_sets)
+{
+	return DIV_ROUND_UP_ULL(nr_sets, HOTTIER_HEAT_CHUNK);
+}
+
+/* What hottier_heat_init() allocates for max_tracked, in bytes. */
+u64 hottier_heat_bytes(u64 max_tracked)
+{
+	u64 nr_sets = nr_sets_for(max_tracked);
+
+	return nr_sets * sizeof(struct hottier_heat_set) +
+	       nr_heat_chunks(nr_sets) * sizeof(void *);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_bytes);
+
+struct hottier_heat_set *hottier_heat_set(struct hottier_heat *h, u32 i)
+{
+	return &h->sets[i >> HOTTIER_HEAT_CHUNK_SHIFT]
+		       [i & (HOTTIER_HEAT_CHUNK - 1)];
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_set);
+
 /* Capacity: max_tracked rounded up to whole sets. */
 int hottier_heat_init(struct hottier_heat *h, u64 max_tracked)
 {
-	u64 nr_sets = div64_u64(max_tracked + HOTTIER_HEAT_WAYS - 1,
-				HOTTIER_HEAT_WAYS);
-	u32 i;
+	u64 nr_sets = nr_sets_for(max_tracked);
+	u32 i, nr;
 
+	h->sets = NULL;
 	if (!nr_sets || nr_sets > U32_MAX)
 		return -EINVAL;
-	h->sets = kvcalloc(nr_sets, sizeof(*h->sets), GFP_KERNEL);
+	nr = nr_heat_chunks(nr_sets);
+	h->nr_sets = nr_sets;
+	h->sets = kvcalloc(nr, sizeof(*h->sets), HOTTIER_HEAT_GFP);
 	if (!h->sets)
 		return -ENOMEM;
-	h->nr_sets = nr_sets;
+	for (i = 0; i < nr; i++) {
+		u64 left = nr_sets - (u64)i * HOTTIER_HEAT_CHUNK;
+
+		h->sets[i] = kvcalloc(min_t(u64, left, HOTTIER_HEAT_CHUNK),
+				      sizeof(**h->sets), HOTTIER_HEAT_GFP);
+		if (!h->sets[i]) {
+			hottier_heat_exit(h);
+			return -ENOMEM;
+		}
+	}
 	for (i = 0; i < h->nr_sets; i++)
-		spin_lock_init(&h->sets[i].lock);
+		spin_lock_init(&hottier_heat_set(h, i)->lock);
 	atomic_set(&h->epoch, 0);
 	atomic_set(&h->tracked, 0);
 	return 0;
@@ -59,6 +101,12 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_init);
 
 void hottier_heat_exit(struct hottier_heat *h)
 {
+	u32 i;
+
+	if (!h->sets)
+		return;
+	for (i = 0; i < nr_heat_chunks(h->nr_sets); i++)
+		kvfree(h->sets[i]);
 	kvfree(h->sets);
 	h->sets = NULL;
 }
@@ -81,7 +129,7 @@ struct hottier_heat_set *hottier_heat_lock(struct hottier_heat *h, u64 extent,
 					   unsigned long *flags)
 	__acquires(set->lock)
 {
-	struct hottier_heat_set *set = &h->sets[set_index(h, extent)];
+	struct hottier_heat_set *set = hottier_heat_set(h, set_index(h, extent));
 
 	spin_lock_irqsave(&set->lock, *flags);
 	return set;
@@ -112,10 +160,10 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_heat_find);
 
 u32 __hottier_heat_read(struct hottier_heat *h, struct hottier_heat_entry *e)
 {
-	u32 now = atomic_read(&h->epoch);
+	u16 now = atomic_read(&h->epoch);
 
 	if (e->epoch != now) {
-		e->heat = hottier_heat_decay(e->heat, now - e->epoch);
+		e->heat = hottier_heat_decay(e->heat, (u16)(now - e->epoch));
 		e->epoch = now;
 	}
 	return e->heat;
@@ -177,7 +225,6 @@ struct hottier_heat_entry *__hottier_heat_get(struct hottier_heat *h,
 	e->extent = extent;
 	e->heat = min_t(u32, initial_heat, HOTTIER_HEAT_MAX);
 	e->epoch = atomic_read(&h->epoch);
-	e->slot = HOTTIER_NO_SLOT;
 	e->flags = HOTTIER_E_VALID;
 	return e;
 }
@@ -189,47 +236,8 @@ void __hottier_heat_forget(struct hottier_heat *h, struct hottier_heat_entry *e)
 		atomic_dec(&h->tracked);
 	e->flags = 0;
 	e->heat = 0;
-	e->slot = HOTTIER_NO_SLOT;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_heat_forget);
-
-/* Ghost list */
-
-int hottier_ghost_init(struct hottier_ghost *g, u32 size)
-{
-	g->size = max_t(u32, size, 1);
-	g->extent_plus_one = kvcalloc(g->size, sizeof(*g->extent_plus_one),
-				      GFP_KERNEL);
-	return g->extent_plus_one ? 0 : -ENOMEM;
-}
-EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_ghost_init);
-
-void hottier_ghost_exit(struct hottier_ghost *g)
-{
-	kvfree(g->extent_plus_one);
-	g->extent_plus_one = NULL;
-}
-EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_ghost_exit);
-
-static atomic64_t *ghost_word(struct hottier_ghost *g, u64 extent)
-{
-	return &g->extent_plus_one[((u64)hash_64(extent, 32) * g->size) >> 32];
-}
-
-/* Remember an evicted extent; it displaces whatever shared its word. */
-void hottier_ghost_add(struct hottier_ghost *g, u64 extent)
-{
-	atomic64_set(ghost_word(g, extent), extent + 1);
-}
-EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_ghost_add);
-
-/* True, once, if the extent was evicted lately. */
-bool hottier_ghost_take(struct hottier_ghost *g, u64 extent)
-{
-	return atomic64_cmpxchg(ghost_word(g, extent), extent + 1, 0) ==
-		extent + 1;
-}
-EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_ghost_take);
 
 /* Sequential streams */
 
@@ -308,18 +316,15 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_band_range);
  * first; of equal heat, the one offered first stays ahead.
  */
 void hottier_top_add(struct hottier_top *top, unsigned int n,
-		     unsigned int *used, const struct hottier_heat_entry *e,
-		     u32 heat)
+		     unsigned int *used, const struct hottier_top *t)
 {
 	unsigned int i;
 
-	if (!n || (*used == n && heat <= top[n - 1].heat))
+	if (!n || (*used == n && t->heat <= top[n - 1].heat))
 		return;
 	i = *used < n ? (*used)++ : n - 1;
-	for (; i > 0 && top[i - 1].heat < heat; i--)
+	for (; i > 0 && top[i - 1].heat < t->heat; i--)
 		top[i] = top[i - 1];
-	top[i].extent = e->extent;
-	top[i].heat = heat;
-	top[i].flags = e->flags;
+	top[i] = *t;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_top_add);

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * dm-hottier: per-extent read heat, scan detection and the ghost list.
+ * dm-hottier: per-extent read heat of extents without a replica, and scan
+ * detection.
  *
  * Plain C with no bio in its interfaces, so KUnit drives it directly.
  *
  * The heat table is set-associative: max_tracked entries, preallocated,
  * in sets of HOTTIER_HEAT_WAYS, each set under its own spinlock. An extent
  * hashes to one set; a new extent takes a free way or recycles the coldest
- * entry of its set that holds no replica, copy, pin or pending promotion.
+ * entry of its set that is not a queued promotion candidate.
  * Memory is fixed when the table is built, whatever the workload.
  *
  * Heat is fixed point (HOTTIER_HEAT_ONE per read) and decays lazily: a
@@ -27,29 +28,25 @@
 #define HOTTIER_HEAT_ONE		BIT(HOTTIER_HEAT_SHIFT)
 #define HOTTIER_HEAT_MAX		BIT(30)
 #define HOTTIER_EPOCHS_PER_HALFLIFE	4
-#define HOTTIER_NO_SLOT			U32_MAX
 
 enum hottier_entry_flag {
 	HOTTIER_E_VALID		= BIT(0),	/* the way holds an extent */
-	HOTTIER_E_RESIDENT	= BIT(1),	/* a replica is in .slot */
-	HOTTIER_E_COPYING	= BIT(2),	/* a copy into .slot runs */
-	HOTTIER_E_PINNED	= BIT(3),	/* never evicted */
-	HOTTIER_E_QUEUED	= BIT(4),	/* a promotion candidate */
-	HOTTIER_E_WANTED	= BIT(5),	/* to queue: promote/pin asked */
-	HOTTIER_E_ASKED		= BIT(6),	/* promote asked: heat no matter */
-	HOTTIER_E_NEWPIN	= BIT(7),	/* pinned by the pin running now */
+	HOTTIER_E_QUEUED	= BIT(1),	/* a promotion candidate */
 };
 
 /* Entries that must stay tracked: recycling them would lose state. */
-#define HOTTIER_E_BUSY	(HOTTIER_E_RESIDENT | HOTTIER_E_COPYING | \
-			 HOTTIER_E_PINNED | HOTTIER_E_QUEUED)
+#define HOTTIER_E_BUSY	HOTTIER_E_QUEUED
 
+/*
+ * An extent without a replica (a replica's heat lives in its slot). The
+ * epoch is the low 16 bits of the table's: an entry left untouched for
+ * 65536 epochs may decay less than it should, never more.
+ */
 struct hottier_heat_entry {
 	u64 extent;	/* HDD extent index */
 	u32 heat;	/* as of .epoch */
-	u32 epoch;
-	u32 slot;	/* SSD slot when RESIDENT or COPYING */
-	u32 flags;	/* enum hottier_entry_flag */
+	u16 epoch;
+	u16 flags;	/* enum hottier_entry_flag */
 };
 
 struct hottier_heat_set {
@@ -57,8 +54,12 @@ struct hottier_heat_set {
 	struct hottier_heat_entry way[HOTTIER_HEAT_WAYS];
 };
 
+/* Sets are allocated in chunks of this many. */
+#define HOTTIER_HEAT_CHUNK_SHIFT	12
+#define HOTTIER_HEAT_CHUNK		BIT(HOTTIER_HEAT_CHUNK_SHIFT)
+
 struct hottier_heat {
-	struct hottier_heat_set *sets;
+	struct hottier_heat_set **sets;	/* chunks of HOTTIER_HEAT_CHUNK */
 	u32 nr_sets;
 	atomic_t epoch;		/* advanced by hottier_heat_tick() */
 	atomic_t tracked;	/* valid entries */
@@ -66,7 +67,9 @@ struct hottier_heat {
 
 int hottier_heat_init(struct hottier_heat *h, u64 max_tracked);
 void hottier_heat_exit(struct hottier_heat *h);
+u64 hottier_heat_bytes(u64 max_tracked);
 u64 hottier_heat_capacity(const struct hottier_heat *h);
+struct hottier_heat_set *hottier_heat_set(struct hottier_heat *h, u32 i);
 void hottier_heat_tick(struct hottier_heat *h);
 u32 hottier_heat_decay(u32 heat, u32 epochs);
 
@@ -87,20 +90,6 @@ u32 __hottier_heat_add(struct hottier_heat *h, struct hottier_heat_entry *e,
 		       u32 amount);
 void __hottier_heat_forget(struct hottier_heat *h,
 			   struct hottier_heat_entry *e);
-
-/*
- * Ghost list: extents evicted lately, in a direct-mapped array of atomic
- * words (no lock). A returning extent is readmitted with promotion heat.
- */
-struct hottier_ghost {
-	atomic64_t *extent_plus_one;	/* 0: empty */
-	u32 size;
-};
-
-int hottier_ghost_init(struct hottier_ghost *g, u32 size);
-void hottier_ghost_exit(struct hottier_ghost *g);
-void hottier_ghost_add(struct hottier_ghost *g, u64 extent);
-bool hottier_ghost_take(struct hottier_ghost *g, u64 extent);
 
 /*
  * Sequential-stream detection: the expected next sector of recent read
@@ -137,11 +126,11 @@ void hottier_heat_band_range(unsigned int band, u32 *lo_reads, u32 *hi_reads);
 struct hottier_top {
 	u64 extent;
 	u32 heat;
-	u32 flags;	/* the entry's, as it was seen */
+	bool resident;
+	bool pinned;
 };
 
 void hottier_top_add(struct hottier_top *top, unsigned int n,
-		     unsigned int *used, const struct hottier_heat_entry *e,
-		     u32 heat);
+		     unsigned int *used, const struct hottier_top *t);
 
 #endif /* DM_HOTTIER_HEAT_H */

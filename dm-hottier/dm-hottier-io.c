@@ -128,53 +128,53 @@ static void remap_ssd(struct hottier *ht, struct bio *bio, sector_t offset,
 }
 
 /*
- * A read heats its extent (unless it belongs to a sequential stream past
- * the cutoff) and goes to the replica if there is one.
+ * A read of a replicated extent goes to the member routing picks, and heats
+ * the replica's slot; any other read goes to the HDD and is offered to the
+ * policy as a miss. Reads of a sequential stream past the cutoff heat
+ * nothing.
  */
 static int map_read(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 {
 	sector_t offset = dm_target_offset(ht->ti, bio->bi_iter.bi_sector);
 	u64 extent = offset >> ht->extent_shift;
 	u64 cutoff = (u64)READ_ONCE(ht->args.sequential_cutoff_kb) * 2;
-	u32 threshold = threshold_heat(ht), heat = 0;
-	struct hottier_heat_entry *e;
-	struct hottier_heat_set *set;
+	struct hottier_map *m = &ht->map;
 	unsigned long flags;
+	struct hottier_mlock *lock;
 	bool scan;
+	u32 slot;
 
 	io->iter = bio->bi_iter;
 	io->bi_flags = bio->bi_flags;
 	scan = hottier_seq_note(&ht->seq, offset, bio_sectors(bio), cutoff);
-	set = hottier_heat_lock(&ht->heat, extent, &flags);
-	e = __hottier_heat_find(set, extent);
-	if (!e && !scan)
-		e = __hottier_heat_get(&ht->heat, set, extent,
-				       hottier_ghost_take(&ht->ghost, extent) ?
-				       threshold - HOTTIER_HEAT_ONE : 0);
-	if (e && !scan)
-		heat = __hottier_heat_add(&ht->heat, e, HOTTIER_HEAT_ONE);
-	if (e && (e->flags & HOTTIER_E_RESIDENT) && !is_degraded(ht)) {
+	lock = hottier_map_lock(m, extent, &flags);
+	slot = __hottier_map_find(m, extent);
+	if (slot != HOTTIER_NIL &&
+	    hottier_mslot(m, slot)->state == HOTTIER_S_RESIDENT &&
+	    !is_degraded(ht)) {
+		if (!scan)
+			__hottier_map_hit(m, slot,
+					  hottier_policy_epoch(&ht->policy));
 		stat_add(ht, HOTTIER_STAT_READ_HITS, 1);
 		if (route_read(ht) == HOTTIER_ROUTE_SSD) {
-			io->slot = e->slot;
-			hottier_slot_get(ht, io->slot);
-			hottier_heat_unlock(set, flags);
+			io->slot = slot;
+			hottier_map_get(m, slot);
+			hottier_map_unlock(lock, flags);
 			stat_add(ht, HOTTIER_STAT_REPLICA_READS_SSD, 1);
-			remap_ssd(ht, bio, offset, io->slot);
+			remap_ssd(ht, bio, offset, slot);
 			start_read(ht, io, HOTTIER_ROUTE_SSD);
 			return DM_MAPIO_REMAPPED;
 		}
-		hottier_heat_unlock(set, flags);
+		hottier_map_unlock(lock, flags);
 		stat_add(ht, HOTTIER_STAT_REPLICA_READS_HDD, 1);
 		remap_hdd(ht, bio, offset);
 		start_read(ht, io, HOTTIER_ROUTE_HDD);
 		return DM_MAPIO_REMAPPED;
 	}
-	if (e && !scan && !is_degraded(ht) &&
-	    (heat >= threshold || (e->flags & HOTTIER_E_PINNED)))
-		__hottier_post_candidate(ht, e);
-	hottier_heat_unlock(set, flags);
+	hottier_map_unlock(lock, flags);
 	stat_add(ht, HOTTIER_STAT_READ_MISSES, 1);
+	if (!is_degraded(ht) && hottier_policy_miss(&ht->policy, extent, scan))
+		kick_promote(ht, 0);
 	remap_hdd(ht, bio, offset);
 	start_read(ht, io, HOTTIER_ROUTE_HDD);
 	return DM_MAPIO_REMAPPED;
@@ -209,17 +209,20 @@ static void submit_ssd_write(struct hottier *ht, struct bio *bio,
 
 /*
  * A write goes to the HDD; to a replicated extent, also to the SSD
- * (through), one write at a time per extent, or it drops the replica first
- * (around). Queued writes come back here from redispatch_work.
+ * (through), one write at a time per extent (later ones wait on
+ * ht->blocked), or it drops the replica first (around). Queued writes
+ * come back here from redispatch_work.
  */
 static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 {
 	sector_t offset = dm_target_offset(ht->ti, bio->bi_iter.bi_sector);
 	u64 extent = offset >> ht->extent_shift;
-	struct hottier_heat_entry *e;
-	struct hottier_heat_set *set;
-	struct hottier_slot *slot;
+	struct hottier_map *m = &ht->map;
+	struct hottier_mslot *s;
 	unsigned long flags;
+	struct hottier_mlock *lock;
+	bool pinned;
+	u32 slot;
 
 	if (!io->counted) {
 		io->first = extent;
@@ -228,48 +231,72 @@ static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 		wtrack_range(ht, extent, extent, 1);
 	}
 
-	set = hottier_heat_lock(&ht->heat, extent, &flags);
-	e = __hottier_heat_find(set, extent);
+	lock = hottier_map_lock(m, extent, &flags);
+	slot = __hottier_map_find(m, extent);
+	s = slot == HOTTIER_NIL ? NULL : hottier_mslot(m, slot);
 	/* Degraded: replicas go stale and are dropped by ssd_reset. */
-	if (!e || !(e->flags & HOTTIER_E_RESIDENT) || is_degraded(ht))
+	if (!s || s->state != HOTTIER_S_RESIDENT || is_degraded(ht))
 		goto hdd;
 	if (READ_ONCE(ht->args.write_policy) == HOTTIER_WRITE_AROUND) {
-		__hottier_drop_replica(ht, e, false);
-		goto hdd;
+		pinned = s->flags & HOTTIER_SF_PINNED;
+		__hottier_map_remove(m, slot);
+		hottier_map_unlock(lock, flags);
+		hottier_replica_dropped(ht, slot, pinned);
+		remap_hdd(ht, bio, offset);
+		return DM_MAPIO_REMAPPED;
 	}
-	slot = &ht->slots[e->slot];
-	if (slot->writing) {
-		bio_list_add(&slot->waiting, bio);
-		hottier_heat_unlock(set, flags);
+	if (s->flags & HOTTIER_SF_WRITING) {
+		io->wait_slot = slot;
+		spin_lock(&ht->blocked_lock);
+		bio_list_add(&ht->blocked, bio);
+		spin_unlock(&ht->blocked_lock);
+		hottier_map_unlock(lock, flags);
 		return DM_MAPIO_SUBMITTED;
 	}
-	slot->writing = true;
+	s->flags |= HOTTIER_SF_WRITING;
 	io->write_through = true;
-	io->slot = e->slot;
-	hottier_slot_get(ht, io->slot);
-	hottier_heat_unlock(set, flags);
-	submit_ssd_write(ht, bio, offset, io->slot);
+	io->slot = slot;
+	hottier_map_get(m, slot);
+	hottier_map_unlock(lock, flags);
+	submit_ssd_write(ht, bio, offset, slot);
 	remap_hdd(ht, bio, offset);
 	return DM_MAPIO_REMAPPED;
 
 hdd:
-	hottier_heat_unlock(set, flags);
+	hottier_map_unlock(lock, flags);
 	remap_hdd(ht, bio, offset);
 	return DM_MAPIO_REMAPPED;
 }
 
-/* Discards and write-zeroes may span many extents: drop their replicas. */
+/*
+ * Discards and write-zeroes may span many extents: their replicas are
+ * dropped (pinned ones too: they are copied again) before the HDD gets
+ * them. A short range is done here; a longer one waits for range_work,
+ * which may sleep, so map never walks the map.
+ */
 static int map_range(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 {
 	sector_t offset = dm_target_offset(ht->ti, bio->bi_iter.bi_sector);
+	unsigned long flags;
+	u64 extent;
 
 	io->first = offset >> ht->extent_shift;
 	io->last = (offset + bio_sectors(bio) - 1) >> ht->extent_shift;
 	io->counted = true;
 	wtrack_range(ht, io->first, io->last, 1);
-	hottier_drop_range(ht, io->first, io->last);
 	remap_hdd(ht, bio, offset);
-	return DM_MAPIO_REMAPPED;
+	if (!atomic_read(&ht->map.resident))
+		return DM_MAPIO_REMAPPED;
+	if (io->last - io->first < HOTTIER_DROP_WALK) {
+		for (extent = io->first; extent <= io->last; extent++)
+			hottier_drop_extent(ht, extent, true);
+		return DM_MAPIO_REMAPPED;
+	}
+	spin_lock_irqsave(&ht->deferred_lock, flags);
+	bio_list_add(&ht->deferred, bio);
+	spin_unlock_irqrestore(&ht->deferred_lock, flags);
+	queue_work(ht->wq, &ht->range_work);
+	return DM_MAPIO_SUBMITTED;
 }
 
 /* Empty a list filled from end_io, under its irq-safe lock. */
@@ -280,6 +307,22 @@ static void take_bios(spinlock_t *lock, struct bio_list *from,
 	*to = *from;
 	bio_list_init(from);
 	spin_unlock_irq(lock);
+}
+
+/* Long discards and write-zeroes: drop their replicas, then send them. */
+static void do_ranges(struct work_struct *ws)
+{
+	struct hottier *ht = container_of(ws, struct hottier, range_work);
+	struct bio_list bios;
+	struct bio *bio;
+
+	take_bios(&ht->deferred_lock, &ht->deferred, &bios);
+	while ((bio = bio_list_pop(&bios))) {
+		struct hottier_io *io = dm_per_bio_data(bio, sizeof(*io));
+
+		hottier_drop_range(ht, io->first, io->last, true);
+		dm_submit_bio_remap(bio, NULL);
+	}
 }
 
 static void do_redispatch(struct work_struct *ws)
@@ -315,7 +358,8 @@ int hottier_map(struct dm_target *ti, struct bio *bio)
 	io->flush = is_empty_flush(bio);
 	io->counted = false;
 	io->write_through = false;
-	io->slot = HOTTIER_NO_SLOT;
+	io->slot = HOTTIER_NIL;
+	io->wait_slot = HOTTIER_NIL;
 	io->ssd_status = BLK_STS_OK;
 	io->dev = -1;
 	if (io->flush)
@@ -344,30 +388,44 @@ int hottier_map(struct dm_target *ti, struct bio *bio)
 
 /*
  * Both halves of a write-through are done: a failure of either drops the
- * replica (it must never differ from the HDD), and the next queued write
- * to the extent may go.
+ * replica (it must never differ from the HDD), and the writes waiting for
+ * this one may go. The slot is still referenced by @io.
  */
 static void end_write_through(struct hottier *ht, struct hottier_io *io,
 			      blk_status_t error)
 {
-	struct hottier_slot *slot = &ht->slots[io->slot];
-	struct hottier_heat_entry *e;
-	struct hottier_heat_set *set;
-	struct bio_list waiting;
+	struct hottier_mslot *s = hottier_mslot(&ht->map, io->slot);
+	struct bio_list waiting, keep;
+	bool dropped = false, pinned;
 	unsigned long flags;
+	struct hottier_mlock *lock;
+	struct bio *bio;
 
-	set = hottier_heat_lock(&ht->heat, slot->extent, &flags);
-	slot->writing = false;
-	waiting = slot->waiting;
-	bio_list_init(&slot->waiting);
 	if (io->ssd_status)
 		hottier_ssd_error(ht);
-	if (error || io->ssd_status) {
-		e = __hottier_heat_find(set, slot->extent);
-		if (e && (e->flags & HOTTIER_E_RESIDENT) && e->slot == io->slot)
-			__hottier_drop_replica(ht, e, false);
+	/* io->first: the extent written, whatever the slot holds by now. */
+	lock = hottier_map_lock(&ht->map, io->first, &flags);
+	s->flags &= ~HOTTIER_SF_WRITING;
+	pinned = s->flags & HOTTIER_SF_PINNED;
+	if ((error || io->ssd_status) && s->state == HOTTIER_S_RESIDENT &&
+	    __hottier_map_find(&ht->map, io->first) == io->slot) {
+		__hottier_map_remove(&ht->map, io->slot);
+		dropped = true;
 	}
-	hottier_heat_unlock(set, flags);
+	/* Under the extent's lock: no new waiter joins meanwhile. */
+	bio_list_init(&waiting);
+	bio_list_init(&keep);
+	spin_lock(&ht->blocked_lock);
+	while ((bio = bio_list_pop(&ht->blocked))) {
+		struct hottier_io *w = dm_per_bio_data(bio, sizeof(*w));
+
+		bio_list_add(w->wait_slot == io->slot ? &waiting : &keep, bio);
+	}
+	ht->blocked = keep;
+	spin_unlock(&ht->blocked_lock);
+	hottier_map_unlock(lock, flags);
+	if (dropped)
+		hottier_replica_dropped(ht, io->slot, pinned);
 
 	if (!bio_list_empty(&waiting)) {
 		spin_lock_irqsave(&ht->redispatch_lock, flags);
@@ -420,9 +478,9 @@ static bool end_read(struct hottier *ht, struct bio *bio,
 	if (io->dev != HOTTIER_ROUTE_SSD)
 		return false;
 	hottier_ssd_error(ht);
-	if (io->slot != HOTTIER_NO_SLOT) {
+	if (io->slot != HOTTIER_NIL) {
 		hottier_slot_put(ht, io->slot);
-		io->slot = HOTTIER_NO_SLOT;
+		io->slot = HOTTIER_NIL;
 	}
 	io->dev = -1;
 	spin_lock_irqsave(&ht->retry_lock, flags);
@@ -451,7 +509,7 @@ int hottier_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 		return DM_ENDIO_INCOMPLETE;
 	if (io->write_through)
 		end_write_through(ht, io, *error);
-	if (io->slot != HOTTIER_NO_SLOT)
+	if (io->slot != HOTTIER_NIL)
 		hottier_slot_put(ht, io->slot);
 	if (io->counted)
 		wtrack_range(ht, io->first, io->last, -1);
@@ -469,6 +527,11 @@ void hottier_io_init(struct hottier *ht)
 	bio_list_init(&ht->retry);
 	INIT_WORK(&ht->retry_work, do_retry);
 	INIT_WORK(&ht->event_work, raise_event);
+	spin_lock_init(&ht->blocked_lock);
+	bio_list_init(&ht->blocked);
+	spin_lock_init(&ht->deferred_lock);
+	bio_list_init(&ht->deferred);
+	INIT_WORK(&ht->range_work, do_ranges);
 	for (i = 0; i < HOTTIER_WTRACK_BUCKETS; i++)
 		spin_lock_init(&ht->wtrack[i].lock);
 }

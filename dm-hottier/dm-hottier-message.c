@@ -10,39 +10,67 @@
 
 #define HOTTIER_TOP_MAX		1000
 
-/* Every tracked entry, with its current heat, under its set's lock. */
+/*
+ * Every extent with heat, a line of struct hottier_top each: those without
+ * a replica from the policy's heat table, under its set locks, then the
+ * replicas from the map, under their bucket locks.
+ */
 static void walk_heat(struct hottier *ht,
-		      void (*fn)(const struct hottier_heat_entry *e, u32 heat,
-				 void *data), void *data)
+		      void (*fn)(const struct hottier_top *t, void *data),
+		      void *data)
 {
+	struct hottier_heat *h = &ht->policy.heat;
+	u16 epoch = hottier_policy_epoch(&ht->policy);
 	struct hottier_heat_set *set;
+	struct hottier_top t = { };
 	unsigned long flags;
+	struct hottier_mlock *lock;
 	u32 i;
 	int w;
 
-	for (i = 0; i < ht->heat.nr_sets; i++) {
-		set = &ht->heat.sets[i];
+	for (i = 0; i < h->nr_sets; i++) {
+		set = hottier_heat_set(h, i);
 		spin_lock_irqsave(&set->lock, flags);
 		for (w = 0; w < HOTTIER_HEAT_WAYS; w++) {
 			struct hottier_heat_entry *e = &set->way[w];
 
-			if (e->flags & HOTTIER_E_VALID)
-				fn(e, __hottier_heat_read(&ht->heat, e), data);
+			if (!(e->flags & HOTTIER_E_VALID))
+				continue;
+			t.extent = e->extent;
+			t.heat = __hottier_heat_read(h, e);
+			fn(&t, data);
 		}
 		spin_unlock_irqrestore(&set->lock, flags);
 		cond_resched();
 	}
+	for (i = 0; i < ht->map.nr_slots; i++) {
+		struct hottier_mslot *s = hottier_mslot(&ht->map, i);
+		u64 extent = READ_ONCE(s->extent);
+
+		if (READ_ONCE(s->state) != HOTTIER_S_RESIDENT)
+			continue;
+		lock = hottier_map_lock(&ht->map, extent, &flags);
+		if (s->state == HOTTIER_S_RESIDENT && s->extent == extent) {
+			t.extent = extent;
+			t.heat = hottier_mslot_heat(s, epoch);
+			t.resident = true;
+			t.pinned = s->flags & HOTTIER_SF_PINNED;
+			fn(&t, data);
+		}
+		hottier_map_unlock(lock, flags);
+		if (!(i % HOTTIER_DROP_WALK))
+			cond_resched();
+	}
 }
 
-static void count_band(const struct hottier_heat_entry *e, u32 heat,
-		       void *data)
+static void count_band(const struct hottier_top *t, void *data)
 {
 	u64 *bands = data;
 
-	bands[hottier_heat_band(heat)]++;
+	bands[hottier_heat_band(t->heat)]++;
 }
 
-/* "heat": tracked extents per heat band, "<lo>-<hi> <count>" per line. */
+/* "heat": extents with heat per heat band, "<lo>-<hi> <count>" a line. */
 static int heat_message(struct hottier *ht, char *result, unsigned int maxlen)
 {
 	u64 bands[HOTTIER_HEAT_BANDS] = { 0 };
@@ -62,23 +90,24 @@ struct top_walk {
 	unsigned int n, used;
 };
 
-static void offer_top(const struct hottier_heat_entry *e, u32 heat,
-		      void *data)
+static void offer_top(const struct hottier_top *t, void *data)
 {
-	struct top_walk *t = data;
+	struct top_walk *w = data;
 
-	hottier_top_add(t->top, t->n, &t->used, e, heat);
+	hottier_top_add(w->top, w->n, &w->used, t);
 }
 
 /*
- * "top <n>": the n hottest tracked extents, hottest first, a line each:
- * "<start_sector> <heat_reads> <resident|-> <pinned|->".
+ * "top <n>": the n hottest extents with heat, hottest first, a line each:
+ * "<start_sector> <heat_reads> <resident|-> <pinned|->". A pinned extent
+ * without a replica yet shows "- pinned".
  */
 static int top_message(struct hottier *ht, const char *arg, char *result,
 		       unsigned int maxlen)
 {
 	struct top_walk t = { };
 	unsigned int sz = 0, i;
+	bool pinned;
 
 	if (kstrtouint(arg, 10, &t.n) || !t.n || t.n > HOTTIER_TOP_MAX) {
 		DMERR("%s: top %s: expected 1 to %u extents", ht_name(ht), arg,
@@ -89,22 +118,26 @@ static int top_message(struct hottier *ht, const char *arg, char *result,
 	if (!t.top)
 		return -ENOMEM;
 	walk_heat(ht, offer_top, &t);
-	for (i = 0; i < t.used; i++)
+	for (i = 0; i < t.used; i++) {
+		pinned = t.top[i].pinned ||
+			 hottier_policy_pinned(&ht->policy, t.top[i].extent);
 		DMEMIT("%llu %u %s %s\n", (unsigned long long)
 		       (t.top[i].extent << ht->extent_shift),
 		       t.top[i].heat >> HOTTIER_HEAT_SHIFT,
-		       t.top[i].flags & HOTTIER_E_RESIDENT ? "resident" : "-",
-		       t.top[i].flags & HOTTIER_E_PINNED ? "pinned" : "-");
+		       t.top[i].resident ? "resident" : "-",
+		       pinned ? "pinned" : "-");
+	}
 	kvfree(t.top);
 	return 1;
 }
 
 static void reset_stats(struct hottier *ht)
 {
-	int i;
+	int cpu;
 
-	for (i = 0; i < HOTTIER_NR_STATS; i++)
-		atomic64_set(&ht->stats[i], 0);
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(ht->stats, cpu), 0,
+		       sizeof(struct hottier_stats));
 }
 
 /* Parse "<start_sector> <nr_sectors>" into the extents they cover. */
@@ -120,133 +153,87 @@ static int parse_range(struct hottier *ht, char **argv, u64 *first, u64 *last)
 	return 0;
 }
 
-static void demote_one(struct hottier *ht, struct hottier_heat_entry *e)
+/* Mark the replicas of [first, last] pinned, or not. */
+static void pin_replicas(struct hottier *ht, u64 first, u64 last, bool pin)
 {
-	if ((e->flags & HOTTIER_E_RESIDENT) && !(e->flags & HOTTIER_E_PINNED))
-		__hottier_drop_replica(ht, e, false);
-}
-
-static void unpin_one(struct hottier *ht, struct hottier_heat_entry *e)
-{
-	if (e->flags & HOTTIER_E_PINNED) {
-		e->flags &= ~HOTTIER_E_PINNED;
-		atomic_dec(&ht->pinned);
-	}
-}
-
-/* A pin that was refused: undo its new pins, and only those. */
-static void undo_new_pin(struct hottier *ht, struct hottier_heat_entry *e)
-{
-	if (!(e->flags & HOTTIER_E_NEWPIN))
-		return;
-	e->flags &= ~(HOTTIER_E_NEWPIN | HOTTIER_E_PINNED);
-	atomic_dec(&ht->pinned);
-}
-
-/* Extents of [first, last] not pinned yet: what a pin would add. */
-static u64 count_unpinned(struct hottier *ht, u64 first, u64 last)
-{
-	struct hottier_heat_entry *e;
-	struct hottier_heat_set *set;
+	struct hottier_map *m = &ht->map;
 	unsigned long flags;
-	u64 extent, n = 0;
-
-	for (extent = first; extent <= last; extent++) {
-		set = hottier_heat_lock(&ht->heat, extent, &flags);
-		e = __hottier_heat_find(set, extent);
-		if (!e || !(e->flags & HOTTIER_E_PINNED))
-			n++;
-		hottier_heat_unlock(set, flags);
-		cond_resched();
-	}
-	return n;
-}
-
-/*
- * Pin every extent of [first, last], or none: -ENOSPC when the extents
- * cannot all be tracked or pinned extents would outnumber the slots
- * (extents pinned already count once). A refused pin undoes the pins it
- * made and only those. Pinned entries are never recycled, so each is
- * found again by the caller.
- */
-static int pin_range(struct hottier *ht, u64 first, u64 last)
-{
-	struct hottier_heat_entry *e;
-	struct hottier_heat_set *set;
-	unsigned long flags;
+	struct hottier_mlock *lock;
 	u64 extent;
+	u32 slot;
 
-	if (atomic_read(&ht->pinned) + count_unpinned(ht, first, last) >
-	    ht->layout.nr_slots)
-		return -ENOSPC;
+	if (last - first >= m->nr_slots) {
+		for (slot = 0; slot < m->nr_slots; slot++) {
+			struct hottier_mslot *s = hottier_mslot(m, slot);
 
-	for (extent = first; extent <= last; extent++) {
-		set = hottier_heat_lock(&ht->heat, extent, &flags);
-		e = __hottier_heat_get(&ht->heat, set, extent, 0);
-		if (e && !(e->flags & HOTTIER_E_PINNED)) {
-			e->flags |= HOTTIER_E_PINNED | HOTTIER_E_NEWPIN;
-			atomic_inc(&ht->pinned);
+			extent = READ_ONCE(s->extent);
+			if (extent < first || extent > last)
+				continue;
+			lock = hottier_map_lock(m, extent, &flags);
+			if (s->state == HOTTIER_S_RESIDENT &&
+			    s->extent == extent)
+				__hottier_map_set_pinned(m, slot, pin);
+			hottier_map_unlock(lock, flags);
+			if (!(slot % HOTTIER_DROP_WALK))
+				cond_resched();
 		}
-		hottier_heat_unlock(set, flags);
-		if (!e) {
-			if (extent > first)
-				hottier_apply_in_range(ht, first, extent - 1,
-						       undo_new_pin);
-			return -ENOSPC;
-		}
+		return;
 	}
-	return 0;
+	for (extent = first; extent <= last; extent++) {
+		lock = hottier_map_lock(m, extent, &flags);
+		slot = __hottier_map_find(m, extent);
+		if (slot != HOTTIER_NIL &&
+		    hottier_mslot(m, slot)->state == HOTTIER_S_RESIDENT)
+			__hottier_map_set_pinned(m, slot, pin);
+		hottier_map_unlock(lock, flags);
+		if (!(extent % HOTTIER_DROP_WALK))
+			cond_resched();
+	}
 }
 
 /*
- * promote: raise each extent's heat to the threshold and queue it; pin:
- * pin them all first (pin_range()), then the same. Refused (-ENOSPC) when
- * the extents cannot all be tracked or, for a pin, pinned extents would
- * outnumber the slots. Messages and inherit_pins() run under ht->lock.
+ * promote: the extents are asked for: copied as the policy admits them (a
+ * free slot, or hotter than the coldest replica by the margin); pin: the
+ * same, and never evicted. Refused (-ENOSPC, nothing changed) for more
+ * extents than the SSD has slots, or, for a pin, when pinned extents would
+ * outnumber the slots (extents pinned already count once). Requests are
+ * kept as ranges: none is lost, whatever their size.
  */
 int hottier_promote_range(struct hottier *ht, u64 first, u64 last, bool pin)
 {
-	u32 threshold = threshold_heat(ht);
-	struct hottier_heat_entry *e;
-	struct hottier_heat_set *set;
-	unsigned long flags;
-	u64 extent;
 	int r;
 
-	if (last - first >= ht->layout.nr_slots)
+	if (last - first >= ht->map.nr_slots)
 		return -ENOSPC;
 	if (pin) {
-		r = pin_range(ht, first, last);
-		if (r)
-			return r;
+		r = hottier_policy_pin(&ht->policy, first, last, GFP_KERNEL);
+		if (!r)
+			pin_replicas(ht, first, last, true);
+	} else {
+		r = hottier_policy_promote_range(&ht->policy, first, last,
+						 GFP_KERNEL);
 	}
+	if (!r)
+		kick_promote(ht, 0);
+	return r;
+}
 
-	for (extent = first; extent <= last; extent++) {
-		set = hottier_heat_lock(&ht->heat, extent, &flags);
-		e = __hottier_heat_get(&ht->heat, set, extent, threshold);
-		if (!e) {
-			hottier_heat_unlock(set, flags);
-			return -ENOSPC;
-		}
-		e->flags &= ~HOTTIER_E_NEWPIN;
-		if (__hottier_heat_read(&ht->heat, e) < threshold)
-			e->heat = threshold;
-		if (!(e->flags & (HOTTIER_E_RESIDENT | HOTTIER_E_COPYING)))
-			e->flags |= HOTTIER_E_WANTED | HOTTIER_E_ASKED;
-		if (!__hottier_post_candidate(ht, e))
-			WRITE_ONCE(ht->wanted, true);
-		hottier_heat_unlock(set, flags);
-	}
-	return 0;
+static int unpin_range(struct hottier *ht, u64 first, u64 last)
+{
+	int r = hottier_policy_unpin(&ht->policy, first, last, GFP_KERNEL);
+
+	if (!r)
+		pin_replicas(ht, first, last, false);
+	return r;
 }
 
 /* Drop every replica, and make copies in flight drop theirs. */
 static void invalidate(struct hottier *ht)
 {
 	atomic_inc(&ht->invalidations);
-	hottier_apply_in_range(ht, 0, U64_MAX - 1, hottier_drop_any);
+	hottier_drop_range(ht, 0, U64_MAX - 1, true);
 	/* Pinned extents are copied again. */
-	WRITE_ONCE(ht->wanted, true);
+	hottier_policy_pins_dropped(&ht->policy);
 	kick_promote(ht, 0);
 }
 
@@ -312,25 +299,24 @@ static int compare_extent(struct hottier *ht, u64 extent, u32 slot,
 static int scrub_slot(struct hottier *ht, u32 slot, struct page *a,
 		      struct page *b)
 {
-	struct hottier_heat_entry *e;
-	struct hottier_heat_set *set;
+	struct hottier_mslot *s = hottier_mslot(&ht->map, slot);
 	struct hottier_wtrack *wt;
 	unsigned long flags;
 	unsigned int gen;
+	struct hottier_mlock *lock;
 	int tries, r;
 	bool quiet;
 	u64 extent;
 
 	for (tries = 0; tries < HOTTIER_SCRUB_TRIES; tries++) {
-		extent = READ_ONCE(ht->slots[slot].extent);
-		set = hottier_heat_lock(&ht->heat, extent, &flags);
-		e = __hottier_heat_find(set, extent);
-		if (!e || !(e->flags & HOTTIER_E_RESIDENT) || e->slot != slot) {
-			hottier_heat_unlock(set, flags);
+		extent = READ_ONCE(s->extent);
+		lock = hottier_map_lock(&ht->map, extent, &flags);
+		if (s->state != HOTTIER_S_RESIDENT || s->extent != extent) {
+			hottier_map_unlock(lock, flags);
 			return 0;
 		}
 		hottier_slot_get(ht, slot);
-		hottier_heat_unlock(set, flags);
+		hottier_map_unlock(lock, flags);
 
 		wt = hottier_wtrack_of(ht, extent);
 		spin_lock_irqsave(&wt->lock, flags);
@@ -345,7 +331,7 @@ static int scrub_slot(struct hottier *ht, u32 slot, struct page *a,
 		spin_unlock_irqrestore(&wt->lock, flags);
 		hottier_slot_put(ht, slot);
 		if (r >= 0 && quiet) {
-			ht->scrub_checked++;
+			WRITE_ONCE(ht->scrub_checked, ht->scrub_checked + 1);
 			return r;
 		}
 		if (r < 0 && r != -EAGAIN)
@@ -355,27 +341,54 @@ static int scrub_slot(struct hottier *ht, u32 slot, struct page *a,
 	return -EBUSY;
 }
 
-static int scrub(struct hottier *ht)
+static const char * const scrub_state_names[HOTTIER_NR_SCRUB_STATES] = {
+	[HOTTIER_SCRUB_IDLE] = "idle",
+	[HOTTIER_SCRUB_RUNNING] = "running",
+	[HOTTIER_SCRUB_DONE] = "done",
+	[HOTTIER_SCRUB_BUSY] = "busy",
+	[HOTTIER_SCRUB_ERROR] = "error",
+	[HOTTIER_SCRUB_STOPPED] = "stopped",
+};
+
+const char *hottier_scrub_state_name(int state)
 {
+	return scrub_state_names[state];
+}
+
+/*
+ * The scrub, in a worker: every slot's replica compared with its HDD
+ * extent, the progress in the status (scrub_slots of slots_total), and an
+ * event when it ends. Messages, sysfs and I/O go on meanwhile.
+ */
+static void do_scrub(struct work_struct *ws)
+{
+	struct hottier *ht = container_of(ws, struct hottier, scrub_work);
 	unsigned int order = get_order(HOTTIER_SCRUB_CHUNK);
+	int state = HOTTIER_SCRUB_DONE, r;
 	struct page *a, *b;
-	int r = 0;
 	u32 slot;
 
 	a = alloc_pages(GFP_KERNEL, order);
 	b = alloc_pages(GFP_KERNEL, order);
 	if (!a || !b) {
-		r = -ENOMEM;
+		state = HOTTIER_SCRUB_ERROR;
 		goto out;
 	}
-	ht->scrub_checked = 0;
-	ht->scrub_mismatches = 0;
-	for (slot = 0; slot < ht->layout.nr_slots; slot++) {
-		r = scrub_slot(ht, slot, a, b);
-		if (r < 0)
+	for (slot = 0; slot < ht->map.nr_slots; slot++) {
+		if (READ_ONCE(ht->scrub_stop)) {
+			state = HOTTIER_SCRUB_STOPPED;
 			break;
-		ht->scrub_mismatches += r;
-		r = 0;
+		}
+		r = scrub_slot(ht, slot, a, b);
+		if (r < 0) {
+			state = r == -EBUSY ? HOTTIER_SCRUB_BUSY :
+					      HOTTIER_SCRUB_ERROR;
+			DMERR("%s: scrub stopped at slot %u: error %d",
+			      ht_name(ht), slot, r);
+			break;
+		}
+		WRITE_ONCE(ht->scrub_mismatches, ht->scrub_mismatches + r);
+		WRITE_ONCE(ht->scrub_slots, slot + 1);
 		cond_resched();
 	}
 out:
@@ -383,7 +396,38 @@ out:
 		__free_pages(a, order);
 	if (b)
 		__free_pages(b, order);
-	return r;
+	/* Who reads the state as ended sees the counters as they ended. */
+	smp_store_release(&ht->scrub_state, state);
+	dm_table_event(ht->ti->table);
+}
+
+/* "scrub": starts the scrub; -EBUSY while one runs. */
+static int start_scrub(struct hottier *ht)
+{
+	if (READ_ONCE(ht->scrub_state) == HOTTIER_SCRUB_RUNNING)
+		return -EBUSY;
+	WRITE_ONCE(ht->scrub_checked, 0);
+	WRITE_ONCE(ht->scrub_mismatches, 0);
+	WRITE_ONCE(ht->scrub_slots, 0);
+	WRITE_ONCE(ht->scrub_stop, false);
+	WRITE_ONCE(ht->scrub_state, HOTTIER_SCRUB_RUNNING);
+	queue_work(ht->wq, &ht->scrub_work);
+	return 0;
+}
+
+void hottier_scrub_init(struct hottier *ht)
+{
+	INIT_WORK(&ht->scrub_work, do_scrub);
+	ht->scrub_state = HOTTIER_SCRUB_IDLE;
+}
+
+/* At suspend: a running scrub stops (state "stopped") before this returns. */
+void hottier_scrub_stop(struct hottier *ht)
+{
+	WRITE_ONCE(ht->scrub_stop, true);
+	cancel_work_sync(&ht->scrub_work);
+	if (READ_ONCE(ht->scrub_state) == HOTTIER_SCRUB_RUNNING)
+		WRITE_ONCE(ht->scrub_state, HOTTIER_SCRUB_STOPPED);
 }
 
 static int range_message(struct hottier *ht, const char *verb, char **argv)
@@ -397,13 +441,11 @@ static int range_message(struct hottier *ht, const char *verb, char **argv)
 	if (!strcasecmp(verb, "pin"))
 		return hottier_promote_range(ht, first, last, true);
 	if (!strcasecmp(verb, "demote")) {
-		hottier_apply_in_range(ht, first, last, demote_one);
+		hottier_drop_range(ht, first, last, false);
 		return 0;
 	}
-	if (!strcasecmp(verb, "unpin")) {
-		hottier_apply_in_range(ht, first, last, unpin_one);
-		return 0;
-	}
+	if (!strcasecmp(verb, "unpin"))
+		return unpin_range(ht, first, last);
 	return -EINVAL;
 }
 
@@ -430,9 +472,9 @@ int hottier_message(struct dm_target *ti, unsigned int argc, char **argv,
 	} else if (argc == 2 && !strcasecmp(argv[0], "top")) {
 		r = top_message(ht, argv[1], result, maxlen);
 	} else if (argc == 1 && !strcasecmp(argv[0], "scrub")) {
-		r = scrub(ht);
+		r = start_scrub(ht);
 		if (r)
-			DMERR("%s: scrub stopped: error %d", name, r);
+			DMERR("%s: scrub: a scrub is running", name);
 	} else if (argc == 3) {
 		r = range_message(ht, argv[0], argv + 1);
 		if (r == -ENOSPC)
@@ -443,7 +485,7 @@ int hottier_message(struct dm_target *ti, unsigned int argc, char **argv,
 		if (r)
 			DMERR("%s: %s %s: %s", name, argv[0], argv[1], error);
 		else
-			kick_promote(ht, 0);
+			hottier_keys_changed(ht);
 		mutex_unlock(&ht->lock);
 		return r;
 	}

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * KUnit tests for dm-hottier's promotion policy (threshold, free slots,
- * eviction with a hysteresis margin of one threshold, pins), eviction order
- * and the migration token bucket.
+ * eviction with a hysteresis margin of one threshold, pins) and the
+ * migration token bucket.
  */
 #include <kunit/test.h>
 #include <linux/kernel.h>
-#include <linux/sort.h>
 #include <linux/time64.h>
 
 #include "dm-hottier-heat.h"
@@ -118,8 +117,9 @@ static struct hottier_victim pp_victim(const struct pp_extent *res,
 
 	*which = 0;
 	for (i = 1; i < PP_SLOTS; i++)
-		if (hottier_policy_colder(res[i].heat, res[i].extent, v.heat,
-					  res[*which].extent)) {
+		if (res[i].heat < v.heat ||
+		    (res[i].heat == v.heat &&
+		     res[i].extent < res[*which].extent)) {
 			v.heat = res[i].heat;
 			*which = i;
 		}
@@ -186,81 +186,6 @@ static void ping_pong_never_evicts(struct kunit *test)
 	}
 	/* All heats equal: the victim is the lowest extent. */
 	KUNIT_EXPECT_EQ(test, which, 0U);
-}
-
-/* Eviction order */
-
-static void colder_orders_heat_then_extent(struct kunit *test)
-{
-	/* Heat decides, whatever the extents. */
-	KUNIT_EXPECT_TRUE(test, hottier_policy_colder(1, 100, 2, 0));
-	KUNIT_EXPECT_FALSE(test, hottier_policy_colder(2, 0, 1, 100));
-	KUNIT_EXPECT_TRUE(test, hottier_policy_colder(0, U64_MAX, U32_MAX, 0));
-	KUNIT_EXPECT_FALSE(test, hottier_policy_colder(U32_MAX, 0, 0, U64_MAX));
-	/* Equal heat: the lower extent is evicted first. */
-	KUNIT_EXPECT_TRUE(test, hottier_policy_colder(5, 1, 5, 2));
-	KUNIT_EXPECT_FALSE(test, hottier_policy_colder(5, 2, 5, 1));
-	KUNIT_EXPECT_TRUE(test, hottier_policy_colder(5, 0, 5, U64_MAX));
-	/* Nothing is colder than itself. */
-	KUNIT_EXPECT_FALSE(test, hottier_policy_colder(5, 7, 5, 7));
-	KUNIT_EXPECT_FALSE(test, hottier_policy_colder(0, 0, 0, 0));
-}
-
-struct order_item {
-	u32 heat;
-	u64 extent;
-};
-
-static int order_cmp(const void *a, const void *b)
-{
-	const struct order_item *x = a, *y = b;
-
-	if (hottier_policy_colder(x->heat, x->extent, y->heat, y->extent))
-		return -1;
-	if (hottier_policy_colder(y->heat, y->extent, x->heat, x->extent))
-		return 1;
-	return 0;
-}
-
-/*
- * Replicas sorted by hottier_policy_colder() come out in eviction order:
- * by heat, and by extent among equal heats. It is a strict total order on
- * distinct (heat, extent) pairs: for any two exactly one is colder.
- */
-static void eviction_order_sorts_by_colder(struct kunit *test)
-{
-	struct order_item items[] = {
-		{ 50, 7 }, { 10, 3 }, { 50, 2 }, { 0, 9 }, { 10, 1 },
-		{ HOTTIER_HEAT_MAX, 0 }, { 0, 4 }, { 10, 2 }, { 11, 0 },
-	};
-	static const struct order_item expected[] = {
-		{ 0, 4 }, { 0, 9 }, { 10, 1 }, { 10, 2 }, { 10, 3 },
-		{ 11, 0 }, { 50, 2 }, { 50, 7 }, { HOTTIER_HEAT_MAX, 0 },
-	};
-	unsigned int i, j;
-
-	for (i = 0; i < ARRAY_SIZE(items); i++) {
-		for (j = 0; j < ARRAY_SIZE(items); j++) {
-			bool ij = hottier_policy_colder(items[i].heat,
-							items[i].extent,
-							items[j].heat,
-							items[j].extent);
-			bool ji = hottier_policy_colder(items[j].heat,
-							items[j].extent,
-							items[i].heat,
-							items[i].extent);
-
-			KUNIT_EXPECT_EQ(test, ij + ji, i == j ? 0 : 1);
-		}
-	}
-
-	sort(items, ARRAY_SIZE(items), sizeof(items[0]), order_cmp, NULL);
-	for (i = 0; i < ARRAY_SIZE(items); i++) {
-		KUNIT_EXPECT_EQ_MSG(test, items[i].heat, expected[i].heat,
-				    "position %u", i);
-		KUNIT_EXPECT_EQ_MSG(test, items[i].extent, expected[i].extent,
-				    "position %u", i);
-	}
 }
 
 /* Token bucket */
@@ -459,8 +384,6 @@ static struct kunit_case hottier_policy_cases[] = {
 	KUNIT_CASE_PARAM(promote_decides, promote_gen_params),
 	KUNIT_CASE(promote_ignores_victim_not_found),
 	KUNIT_CASE(ping_pong_never_evicts),
-	KUNIT_CASE(colder_orders_heat_then_extent),
-	KUNIT_CASE(eviction_order_sorts_by_colder),
 	KUNIT_CASE(tokens_rate_zero_unlimited),
 	KUNIT_CASE_PARAM(tokens_converge_to_rate, rate_gen_params),
 	KUNIT_CASE(tokens_credit_capped_at_one_second),

@@ -7,6 +7,8 @@
 
 #include <linux/kernel.h>
 #include <linux/math64.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
 #include <linux/time64.h>
 
 /*
@@ -30,16 +32,6 @@ hottier_policy_promote(u32 heat, bool pinned, u32 threshold_heat,
 	return HOTTIER_PROMOTE_NONE;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_promote);
-
-/* Eviction order: the coldest first; equal heat, the lower extent first. */
-bool hottier_policy_colder(u32 heat, u64 extent, u32 than_heat,
-			   u64 than_extent)
-{
-	if (heat != than_heat)
-		return heat < than_heat;
-	return extent < than_extent;
-}
-EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_colder);
 
 void hottier_tokens_init(struct hottier_tokens *t, u64 now_ns)
 {
@@ -80,3 +72,637 @@ bool hottier_tokens_take(struct hottier_tokens *t, u64 now_ns,
 	return true;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_tokens_take);
+
+/* The policy object */
+
+/* max_tracked: heat-table entries for extents without a replica. */
+int hottier_policy_init(struct hottier_policy *p, struct hottier_map *map,
+			u64 max_tracked)
+{
+	int r;
+
+	p->map = map;
+	p->threshold = HOTTIER_HEAT_ONE;
+	spin_lock_init(&p->lock);
+	INIT_KFIFO(p->cand);
+	INIT_LIST_HEAD(&p->asked);
+	INIT_LIST_HEAD(&p->pins);
+	p->nr_pinned = 0;
+	p->pins_dirty = false;
+	r = hottier_heat_init(&p->heat, max_tracked);
+	if (r)
+		p->heat.sets = NULL;
+	return r;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_init);
+
+static void free_ranges(struct list_head *head)
+{
+	struct hottier_range *r, *tmp;
+
+	list_for_each_entry_safe(r, tmp, head, list) {
+		list_del(&r->list);
+		kfree(r);
+	}
+}
+
+/* Copes with a policy never initialised (a refused table): all zeroes. */
+void hottier_policy_exit(struct hottier_policy *p)
+{
+	if (!p->map)
+		return;
+	free_ranges(&p->asked);
+	free_ranges(&p->pins);
+	hottier_heat_exit(&p->heat);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_exit);
+
+void hottier_policy_set_threshold(struct hottier_policy *p, u32 reads)
+{
+	WRITE_ONCE(p->threshold, reads * HOTTIER_HEAT_ONE);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_set_threshold);
+
+u16 hottier_policy_epoch(struct hottier_policy *p)
+{
+	return atomic_read(&p->heat.epoch);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_epoch);
+
+/* One epoch; each half-life, the map's victim levels move down one. */
+void hottier_policy_tick(struct hottier_policy *p)
+{
+	hottier_heat_tick(&p->heat);
+	if (!(atomic_read(&p->heat.epoch) % HOTTIER_EPOCHS_PER_HALFLIFE))
+		hottier_map_age(p->map);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_tick);
+
+/*
+ * A read of an extent without a replica (@scan: part of a sequential
+ * stream, which heats nothing). True if the extent became a candidate:
+ * the target should run its promotion worker. A full candidate queue
+ * drops the offer: the next read makes it again.
+ */
+bool hottier_policy_miss(struct hottier_policy *p, u64 extent, bool scan)
+{
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	unsigned long flags;
+	bool queued = false;
+	u32 heat;
+
+	if (scan)
+		return false;
+	set = hottier_heat_lock(&p->heat, extent, &flags);
+	e = __hottier_heat_get(&p->heat, set, extent, 0);
+	if (e) {
+		heat = __hottier_heat_add(&p->heat, e, HOTTIER_HEAT_ONE);
+		if (heat >= READ_ONCE(p->threshold) &&
+		    !(e->flags & HOTTIER_E_QUEUED) &&
+		    kfifo_in_spinlocked(&p->cand, &extent, 1, &p->lock)) {
+			e->flags |= HOTTIER_E_QUEUED;
+			queued = true;
+		}
+	}
+	hottier_heat_unlock(set, flags);
+	return queued;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_miss);
+
+/* Under p->lock. */
+static bool __in_ranges(struct list_head *head, u64 extent)
+{
+	struct hottier_range *r;
+
+	list_for_each_entry(r, head, list) {
+		if (extent < r->first)
+			return false;
+		if (extent <= r->last)
+			return true;
+	}
+	return false;
+}
+
+bool hottier_policy_pinned(struct hottier_policy *p, u64 extent)
+{
+	unsigned long flags;
+	bool pinned;
+
+	spin_lock_irqsave(&p->lock, flags);
+	pinned = __in_ranges(&p->pins, extent);
+	spin_unlock_irqrestore(&p->lock, flags);
+	return pinned;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_pinned);
+
+u64 hottier_policy_nr_pinned(struct hottier_policy *p)
+{
+	return READ_ONCE(p->nr_pinned);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_nr_pinned);
+
+/* Work waits: asked ranges, or candidates from reads. */
+bool hottier_policy_wants_work(struct hottier_policy *p)
+{
+	return !list_empty_careful(&p->asked) || !kfifo_is_empty(&p->cand) ||
+	       READ_ONCE(p->pins_dirty);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_wants_work);
+
+/*
+ * The next candidate: a requested range's next extent first (pins, then
+ * promotes, in order), then the candidates reads queued. false: none.
+ */
+static bool next_candidate(struct hottier_policy *p, u64 *extent,
+			   enum hottier_work_why *why)
+{
+	struct hottier_range *r;
+	unsigned long flags;
+	bool found = true;
+
+	spin_lock_irqsave(&p->lock, flags);
+	r = list_first_entry_or_null(&p->asked, struct hottier_range, list);
+	if (r) {
+		*extent = r->first;
+		*why = r->pin ? HOTTIER_WHY_PIN : HOTTIER_WHY_ASKED;
+		if (r->first++ == r->last) {
+			list_del(&r->list);
+			kfree(r);
+		}
+	} else if (kfifo_out(&p->cand, extent, 1)) {
+		*why = HOTTIER_WHY_HEAT;
+	} else {
+		found = false;
+	}
+	spin_unlock_irqrestore(&p->lock, flags);
+	return found;
+}
+
+/* The extent already has a slot: copying or resident. */
+static bool has_slot(struct hottier_policy *p, u64 extent)
+{
+	unsigned long flags;
+	struct hottier_mlock *lock;
+	bool r;
+
+	lock = hottier_map_lock(p->map, extent, &flags);
+	r = __hottier_map_find(p->map, extent) != HOTTIER_NIL;
+	hottier_map_unlock(lock, flags);
+	return r;
+}
+
+/*
+ * Claim @extent for a work item: false if one is out for it already (its
+ * slot reserved, its copy not started: not in the index yet).
+ */
+static bool claim(struct hottier_policy *p, u64 extent)
+{
+	unsigned long flags;
+	unsigned int i;
+	bool ok;
+
+	spin_lock_irqsave(&p->lock, flags);
+	for (i = 0; i < p->nr_pending; i++)
+		if (p->pending[i] == extent)
+			break;
+	ok = i == p->nr_pending && p->nr_pending < HOTTIER_POLICY_PENDING;
+	if (ok)
+		p->pending[p->nr_pending++] = extent;
+	spin_unlock_irqrestore(&p->lock, flags);
+	return ok;
+}
+
+static void unclaim(struct hottier_policy *p, u64 extent)
+{
+	unsigned long flags;
+	unsigned int i;
+
+	spin_lock_irqsave(&p->lock, flags);
+	for (i = 0; i < p->nr_pending; i++) {
+		if (p->pending[i] == extent) {
+			p->pending[i] = p->pending[--p->nr_pending];
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&p->lock, flags);
+}
+
+/*
+ * The candidate's heat, and the end of its candidacy. A candidate from
+ * reads that is no longer queued (dropped meanwhile) is none: -ENOENT.
+ */
+static int candidate_heat(struct hottier_policy *p, u64 extent,
+			  enum hottier_work_why why, u32 *heat)
+{
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	unsigned long flags;
+	int r = 0;
+
+	set = hottier_heat_lock(&p->heat, extent, &flags);
+	e = __hottier_heat_find(set, extent);
+	if (why == HOTTIER_WHY_HEAT && (!e || !(e->flags & HOTTIER_E_QUEUED)))
+		r = -ENOENT;
+	*heat = e ? __hottier_heat_read(&p->heat, e) : 0;
+	if (e)
+		e->flags &= ~HOTTIER_E_QUEUED;
+	hottier_heat_unlock(set, flags);
+	return r;
+}
+
+/* The heat of an extent that lost its slot, or never got one, is kept. */
+static void keep_heat(struct hottier_policy *p, u64 extent, u32 heat)
+{
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	unsigned long flags;
+
+	set = hottier_heat_lock(&p->heat, extent, &flags);
+	e = __hottier_heat_get(&p->heat, set, extent, heat);
+	if (e && __hottier_heat_read(&p->heat, e) < heat)
+		e->heat = min_t(u32, heat, HOTTIER_HEAT_MAX);
+	hottier_heat_unlock(set, flags);
+}
+
+static void forget_heat(struct hottier_policy *p, u64 extent)
+{
+	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
+	unsigned long flags;
+
+	set = hottier_heat_lock(&p->heat, extent, &flags);
+	e = __hottier_heat_find(set, extent);
+	if (e && !(e->flags & HOTTIER_E_QUEUED))
+		__hottier_heat_forget(&p->heat, e);
+	hottier_heat_unlock(set, flags);
+}
+
+/*
+ * Evict the victim the map offered, if it is still the replica of @extent
+ * and unpinned: its slot becomes the candidate's (RESERVED, with the
+ * replica's reference), and its heat is kept in the heat table, so a
+ * victim read again soon comes back early (the ghost of smq and ARC).
+ */
+static bool evict(struct hottier_policy *p, u32 slot, u64 extent, u32 heat)
+{
+	struct hottier_mslot *s = hottier_mslot(p->map, slot);
+	unsigned long flags;
+	struct hottier_mlock *lock;
+	bool ok;
+
+	lock = hottier_map_lock(p->map, extent, &flags);
+	ok = __hottier_map_find(p->map, extent) == slot &&
+	     s->state == HOTTIER_S_RESIDENT &&
+	     !(s->flags & HOTTIER_SF_PINNED);
+	if (ok)
+		__hottier_map_remove(p->map, slot);
+	hottier_map_unlock(lock, flags);
+	if (ok)
+		keep_heat(p, extent, heat);
+	return ok;
+}
+
+/*
+ * The next promotion, with a slot reserved for it: free, or taken from the
+ * victim the map offers when the candidate is hotter than the victim by
+ * the threshold (hysteresis), or pinned. 0: @w is set; -ENODATA: no
+ * candidate left; -EAGAIN: HOTTIER_POLICY_TRIES candidates refused, call
+ * again; -EBUSY: HOTTIER_POLICY_PENDING work items are out already. The
+ * slot is the caller's: hottier_policy_start() and then
+ * hottier_policy_done(), or hottier_policy_cancel().
+ */
+int hottier_policy_next(struct hottier_policy *p, struct hottier_work *w)
+{
+	u32 threshold = READ_ONCE(p->threshold);
+	struct hottier_victim victim;
+	enum hottier_work_why why;
+	unsigned int tries;
+	u64 vextent = 0;
+	u32 vslot;
+
+	for (tries = 0; tries < HOTTIER_POLICY_TRIES; tries++) {
+		memset(w, 0, sizeof(*w));
+		if (!next_candidate(p, &w->extent, &why))
+			return -ENODATA;
+		if (candidate_heat(p, w->extent, why, &w->heat) ||
+		    has_slot(p, w->extent))
+			continue;
+		if (!claim(p, w->extent)) {
+			if (p->nr_pending >= HOTTIER_POLICY_PENDING)
+				return -EBUSY;
+			continue;
+		}
+		w->pinned = hottier_policy_pinned(p, w->extent);
+		if (why == HOTTIER_WHY_PIN && !w->pinned)
+			continue;	/* unpinned since it was asked */
+		/* An asked extent stays eligible while its heat decays. */
+		if (why == HOTTIER_WHY_ASKED)
+			w->heat = max(w->heat, threshold);
+		if (!w->pinned && w->heat < threshold) {
+			unclaim(p, w->extent);
+			continue;
+		}
+		w->slot = hottier_map_alloc(p->map);
+		if (w->slot != HOTTIER_NIL)
+			return 0;
+		vslot = hottier_map_victim(p->map, hottier_policy_epoch(p),
+					   &victim.heat, &vextent, &w->visits);
+		victim.found = vslot != HOTTIER_NIL;
+		if (hottier_policy_promote(w->heat, w->pinned, threshold,
+					   false, &victim) !=
+		    HOTTIER_PROMOTE_EVICT ||
+		    !evict(p, vslot, vextent, victim.heat)) {
+			keep_heat(p, w->extent, w->heat);
+			unclaim(p, w->extent);
+			continue;
+		}
+		w->slot = vslot;
+		w->evicted = true;
+		w->victim = vextent;
+		return 0;
+	}
+	return -EAGAIN;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_next);
+
+/*
+ * The copy of @w starts: the extent is in the index, COPYING (reads go to
+ * the HDD until it is installed). Its heat travels with @w.
+ */
+void hottier_policy_start(struct hottier_policy *p, struct hottier_work *w)
+{
+	unsigned long flags;
+	struct hottier_mlock *lock;
+
+	lock = hottier_map_lock(p->map, w->extent, &flags);
+	__hottier_map_insert(p->map, w->slot, w->extent);
+	hottier_map_unlock(lock, flags);
+	unclaim(p, w->extent);
+	forget_heat(p, w->extent);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_start);
+
+/* A work item not started: its slot goes back, its heat is kept. */
+void hottier_policy_cancel(struct hottier_policy *p, struct hottier_work *w)
+{
+	unclaim(p, w->extent);
+	keep_heat(p, w->extent, w->heat);
+	hottier_map_put(p->map, w->slot);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_cancel);
+
+/*
+ * The copy of a started work item ended: @ok, the replica is installed
+ * (pinned if its extent is pinned now); else the slot goes back once its
+ * I/O drained, and the extent keeps its heat.
+ */
+void hottier_policy_done(struct hottier_policy *p, struct hottier_work *w,
+			 bool ok)
+{
+	bool pinned = ok && hottier_policy_pinned(p, w->extent);
+	unsigned long flags;
+	struct hottier_mlock *lock;
+
+	lock = hottier_map_lock(p->map, w->extent, &flags);
+	if (ok) {
+		if (pinned)
+			__hottier_map_set_pinned(p->map, w->slot, true);
+		__hottier_map_install(p->map, w->slot, w->heat,
+				      hottier_policy_epoch(p));
+	} else {
+		__hottier_map_remove(p->map, w->slot);
+	}
+	hottier_map_unlock(lock, flags);
+	if (!ok) {
+		keep_heat(p, w->extent, w->heat);
+		hottier_map_put(p->map, w->slot);
+	}
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_done);
+
+static struct hottier_range *new_range(u64 first, u64 last, bool pin,
+				       gfp_t gfp)
+{
+	struct hottier_range *r = kmalloc(sizeof(*r), gfp);
+
+	if (r) {
+		r->first = first;
+		r->last = last;
+		r->pin = pin;
+	}
+	return r;
+}
+
+/* Ask for every extent of [first, last] to be copied (a promote). */
+int hottier_policy_promote_range(struct hottier_policy *p, u64 first,
+				 u64 last, gfp_t gfp)
+{
+	struct hottier_range *r = new_range(first, last, false, gfp);
+	unsigned long flags;
+
+	if (!r)
+		return -ENOMEM;
+	spin_lock_irqsave(&p->lock, flags);
+	list_add_tail(&r->list, &p->asked);
+	spin_unlock_irqrestore(&p->lock, flags);
+	return 0;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_promote_range);
+
+/* Extents of [first, last] in the pinned ranges; p->lock held. */
+static u64 __pinned_in(struct hottier_policy *p, u64 first, u64 last)
+{
+	struct hottier_range *r;
+	u64 n = 0;
+
+	list_for_each_entry(r, &p->pins, list)
+		if (r->last >= first && r->first <= last)
+			n += min(r->last, last) - max(r->first, first) + 1;
+	return n;
+}
+
+/*
+ * Remove [first, last] from the pinned ranges, using @spare for a range
+ * it splits in two (NULL'ed when used); p->lock held.
+ */
+static void __unpin(struct hottier_policy *p, u64 first, u64 last,
+		    struct hottier_range **spare)
+{
+	struct hottier_range *r, *tmp;
+
+	list_for_each_entry_safe(r, tmp, &p->pins, list) {
+		if (r->last < first || r->first > last)
+			continue;
+		p->nr_pinned -= min(r->last, last) - max(r->first, first) + 1;
+		if (r->first < first && r->last > last) {
+			(*spare)->first = last + 1;
+			(*spare)->last = r->last;
+			list_add(&(*spare)->list, &r->list);
+			*spare = NULL;
+			r->last = first - 1;
+		} else if (r->first < first) {
+			r->last = first - 1;
+		} else if (r->last > last) {
+			r->first = last + 1;
+		} else {
+			list_del(&r->list);
+			kfree(r);
+		}
+	}
+}
+
+/* Add [first, last], merged with the ranges it touches; p->lock held. */
+static void __pin(struct hottier_policy *p, struct hottier_range *add)
+{
+	struct hottier_range *r, *tmp;
+	struct list_head *pos = &p->pins;
+
+	p->nr_pinned -= __pinned_in(p, add->first, add->last);
+	p->nr_pinned += add->last - add->first + 1;
+	list_for_each_entry_safe(r, tmp, &p->pins, list) {
+		if (r->last + 1 < add->first) {
+			pos = &r->list;
+			continue;
+		}
+		if (r->first > add->last + 1)
+			break;
+		add->first = min(add->first, r->first);
+		add->last = max(add->last, r->last);
+		list_del(&r->list);
+		kfree(r);
+	}
+	list_add(&add->list, pos);
+}
+
+/*
+ * Pin [first, last]: refused (-ENOSPC, nothing changed) if pinned extents
+ * would outnumber the slots; extents pinned already count once. Replicas
+ * of the range are pinned at once; the others are asked for.
+ */
+int hottier_policy_pin(struct hottier_policy *p, u64 first, u64 last,
+		       gfp_t gfp)
+{
+	struct hottier_range *add = new_range(first, last, false, gfp);
+	struct hottier_range *ask = new_range(first, last, true, gfp);
+	unsigned long flags;
+	int r = 0;
+
+	if (!add || !ask) {
+		r = -ENOMEM;
+		goto out;
+	}
+	spin_lock_irqsave(&p->lock, flags);
+	if (p->nr_pinned + (last - first + 1) -
+	    __pinned_in(p, first, last) > p->map->nr_slots) {
+		r = -ENOSPC;
+	} else {
+		__pin(p, add);
+		add = NULL;
+		list_add(&ask->list, &p->asked);
+		ask = NULL;
+	}
+	spin_unlock_irqrestore(&p->lock, flags);
+out:
+	kfree(add);
+	kfree(ask);
+	return r;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_pin);
+
+int hottier_policy_unpin(struct hottier_policy *p, u64 first, u64 last,
+			 gfp_t gfp)
+{
+	struct hottier_range *spare = new_range(0, 0, false, gfp);
+	unsigned long flags;
+
+	if (!spare)
+		return -ENOMEM;
+	spin_lock_irqsave(&p->lock, flags);
+	__unpin(p, first, last, &spare);
+	spin_unlock_irqrestore(&p->lock, flags);
+	kfree(spare);
+	return 0;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_unpin);
+
+/* Pinned replicas were dropped: the worker asks for them again. */
+void hottier_policy_pins_dropped(struct hottier_policy *p)
+{
+	WRITE_ONCE(p->pins_dirty, true);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_pins_dropped);
+
+/*
+ * After hottier_policy_pins_dropped(): ask for every pinned range again
+ * (extents with a replica are skipped when their turn comes). Without
+ * memory, the request stays and the next call tries again.
+ */
+void hottier_policy_repin(struct hottier_policy *p)
+{
+	struct hottier_range *r, *ask, *tmp;
+	unsigned long flags;
+	LIST_HEAD(asks);
+	u32 n = 0, i;
+
+	if (!READ_ONCE(p->pins_dirty))
+		return;
+	spin_lock_irqsave(&p->lock, flags);
+	list_for_each_entry(r, &p->pins, list)
+		n++;
+	spin_unlock_irqrestore(&p->lock, flags);
+	for (i = 0; i < n; i++) {
+		ask = new_range(0, 0, true, GFP_NOIO);
+		if (!ask) {
+			free_ranges(&asks);
+			return;
+		}
+		list_add(&ask->list, &asks);
+	}
+	spin_lock_irqsave(&p->lock, flags);
+	i = 0;
+	list_for_each_entry(r, &p->pins, list)
+		i++;
+	if (i <= n) {
+		p->pins_dirty = false;
+		list_for_each_entry(r, &p->pins, list) {
+			ask = list_first_entry(&asks, struct hottier_range,
+					       list);
+			ask->first = r->first;
+			ask->last = r->last;
+			list_move_tail(&ask->list, &p->asked);
+		}
+	}
+	spin_unlock_irqrestore(&p->lock, flags);
+	list_for_each_entry_safe(ask, tmp, &asks, list) {
+		list_del(&ask->list);
+		kfree(ask);
+	}
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_repin);
+
+/*
+ * The pinned ranges in order, at most @max of them into @first and @last;
+ * returns how many were copied, or with @count, how many there are.
+ */
+u32 hottier_policy_pin_ranges(struct hottier_policy *p, u64 *first,
+			      u64 *last, u32 max, bool count)
+{
+	struct hottier_range *r;
+	unsigned long flags;
+	u32 n = 0;
+
+	spin_lock_irqsave(&p->lock, flags);
+	list_for_each_entry(r, &p->pins, list) {
+		if (!count) {
+			if (n == max)
+				break;
+			first[n] = r->first;
+			last[n] = r->last;
+		}
+		n++;
+	}
+	spin_unlock_irqrestore(&p->lock, flags);
+	return n;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_pin_ranges);

@@ -6,6 +6,12 @@
 #ifndef DM_HOTTIER_POLICY_H
 #define DM_HOTTIER_POLICY_H
 
+#include "dm-hottier-heat.h"
+#include "dm-hottier-map.h"
+
+#include <linux/kfifo.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 
 enum hottier_promote_action {
@@ -14,7 +20,7 @@ enum hottier_promote_action {
 	HOTTIER_PROMOTE_EVICT,	/* evict the victim, then copy it there */
 };
 
-/* What is known about the coldest unpinned, idle replica. */
+/* What is known about the victim the map offers (hottier_map_victim()). */
 struct hottier_victim {
 	bool found;
 	u32 heat;
@@ -23,8 +29,6 @@ struct hottier_victim {
 enum hottier_promote_action
 hottier_policy_promote(u32 heat, bool pinned, u32 threshold_heat,
 		       bool free_slot, const struct hottier_victim *victim);
-bool hottier_policy_colder(u32 heat, u64 extent, u32 than_heat,
-			   u64 than_extent);
 
 /*
  * Token bucket for migration_mbps: up to one second of credit is kept, and
@@ -39,5 +43,87 @@ struct hottier_tokens {
 void hottier_tokens_init(struct hottier_tokens *t, u64 now_ns);
 bool hottier_tokens_take(struct hottier_tokens *t, u64 now_ns,
 			 u64 rate_bytes_per_s, u64 bytes);
+
+/*
+ * The policy object: heat of the extents without a replica (a heat table),
+ * promotion candidates, and the promote and pin requests, kept as ranges
+ * of extents and never lost. It owns heat and promotion state; the map
+ * (struct hottier_map) owns residency and copy state, including the heat of
+ * the replicas. The target tells it of misses and of completed copies,
+ * and asks it for the next promotion as a work item (struct hottier_work):
+ * an extent and a slot reserved for it, free or evicted. The target
+ * decides when; the policy what.
+ */
+#define HOTTIER_NR_CANDIDATES	256
+/* Candidates looked at by one hottier_policy_next() call at most. */
+#define HOTTIER_POLICY_TRIES	16
+/* Work items handed out and not started or cancelled yet, at most. */
+#define HOTTIER_POLICY_PENDING	64
+
+/* A range of extents, both ends included. */
+struct hottier_range {
+	struct list_head list;
+	u64 first, last;
+	bool pin;		/* on asked: a pin's copy request */
+};
+
+struct hottier_policy {
+	struct hottier_heat heat;	/* extents without a replica */
+	struct hottier_map *map;
+	u32 threshold;			/* promotion heat; WRITE_ONCE */
+	spinlock_t lock;		/* protects the fields below */
+	DECLARE_KFIFO(cand, u64, HOTTIER_NR_CANDIDATES);
+	struct list_head asked;		/* ranges to promote, consumed */
+	struct list_head pins;		/* pinned ranges: sorted, disjoint */
+	u64 nr_pinned;			/* extents in pins */
+	bool pins_dirty;		/* a pinned extent may lack a replica */
+	/* Extents of work items handed out, not yet in the map's index. */
+	u64 pending[HOTTIER_POLICY_PENDING];
+	unsigned int nr_pending;
+};
+
+/* Where a candidate came from. */
+enum hottier_work_why {
+	HOTTIER_WHY_HEAT,		/* its reads crossed the threshold */
+	HOTTIER_WHY_ASKED,		/* a promote message */
+	HOTTIER_WHY_PIN,		/* a pin */
+};
+
+/* A promotion: copy @extent into @slot (RESERVED for it). */
+struct hottier_work {
+	u64 extent;
+	u32 slot;
+	u32 heat;			/* the extent's, carried to its slot */
+	bool pinned;
+	bool evicted;			/* @slot held @victim's replica */
+	u64 victim;
+	unsigned int visits;		/* slots the victim search looked at */
+};
+
+int hottier_policy_init(struct hottier_policy *p, struct hottier_map *map,
+			u64 max_tracked);
+void hottier_policy_exit(struct hottier_policy *p);
+void hottier_policy_set_threshold(struct hottier_policy *p, u32 reads);
+bool hottier_policy_miss(struct hottier_policy *p, u64 extent, bool scan);
+int hottier_policy_next(struct hottier_policy *p, struct hottier_work *w);
+void hottier_policy_cancel(struct hottier_policy *p, struct hottier_work *w);
+void hottier_policy_start(struct hottier_policy *p, struct hottier_work *w);
+void hottier_policy_done(struct hottier_policy *p, struct hottier_work *w,
+			 bool ok);
+void hottier_policy_tick(struct hottier_policy *p);
+u16 hottier_policy_epoch(struct hottier_policy *p);
+bool hottier_policy_pinned(struct hottier_policy *p, u64 extent);
+int hottier_policy_promote_range(struct hottier_policy *p, u64 first,
+				 u64 last, gfp_t gfp);
+int hottier_policy_pin(struct hottier_policy *p, u64 first, u64 last,
+		       gfp_t gfp);
+int hottier_policy_unpin(struct hottier_policy *p, u64 first, u64 last,
+			 gfp_t gfp);
+void hottier_policy_pins_dropped(struct hottier_policy *p);
+void hottier_policy_repin(struct hottier_policy *p);
+bool hottier_policy_wants_work(struct hottier_policy *p);
+u64 hottier_policy_nr_pinned(struct hottier_policy *p);
+u32 hottier_policy_pin_ranges(struct hottier_policy *p, u64 *first,
+			      u64 *last, u32 max, bool count);
 
 #endif /* DM_HOTTIER_POLICY_H */

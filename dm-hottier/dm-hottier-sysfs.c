@@ -78,7 +78,7 @@ static ssize_t hottier_attr_store(struct kobject *kobj, struct attribute *attr,
 		      error);
 		return r;
 	}
-	kick_promote(ht, 0);
+	hottier_keys_changed(ht);
 	return len;
 }
 

@@ -73,14 +73,23 @@ static void release_claim(struct hottier *ht)
 	mutex_unlock(&claims_lock);
 }
 
+/* A runtime key was set (a message or sysfs): the policy follows. */
+void hottier_keys_changed(struct hottier *ht)
+{
+	hottier_policy_set_threshold(&ht->policy,
+				     READ_ONCE(ht->args.promote_threshold));
+	kick_promote(ht, 0);
+}
+
 /* Constructor and destructor */
 
 /* Copes with a partly built object, so the constructor has one error path. */
 static void hottier_destroy(struct hottier *ht)
 {
-	/* First: inherit_pins() reads a claimant's heat under claims_lock. */
+	/* First: inherit_pins() reads a claimant's pins under claims_lock. */
 	release_claim(ht);
 	if (ht->wq) {
+		hottier_scrub_stop(ht);
 		cancel_delayed_work_sync(&ht->tick_work);
 		cancel_delayed_work_sync(&ht->promote_work);
 		destroy_workqueue(ht->wq);
@@ -88,10 +97,9 @@ static void hottier_destroy(struct hottier *ht)
 	if (!IS_ERR_OR_NULL(ht->kcopyd))
 		dm_kcopyd_client_destroy(ht->kcopyd);
 	bioset_exit(&ht->bs);
-	hottier_ghost_exit(&ht->ghost);
-	hottier_heat_exit(&ht->heat);
-	kvfree(ht->free_slots);
-	kvfree(ht->slots);
+	hottier_policy_exit(&ht->policy);
+	hottier_map_exit(&ht->map);
+	free_percpu(ht->stats);
 	if (ht->ssd)
 		dm_put_device(ht->ti, ht->ssd);
 	if (ht->hdd)
@@ -131,6 +139,7 @@ static void init_state(struct hottier *ht)
 	mutex_init(&ht->lock);
 	hottier_io_init(ht);
 	hottier_migrate_init(ht);
+	hottier_scrub_init(ht);
 }
 
 static void init_target(struct hottier *ht)
@@ -224,37 +233,13 @@ static void hottier_postsuspend(struct dm_target *ti)
 	struct hottier *ht = ti->private;
 
 	hottier_sysfs_remove(ht);
+	hottier_scrub_stop(ht);
 	WRITE_ONCE(ht->running, false);
 	cancel_delayed_work_sync(&ht->promote_work);
+	hottier_cancel_waiting(ht);
 	wait_event(ht->migrate_wait, !atomic_read(&ht->migrating));
 	cancel_delayed_work_sync(&ht->tick_work);
 	flush_workqueue(ht->wq);
-}
-
-/*
- * The start sectors of @old's pinned extents, at most @max of them. @old is
- * on the claims list (claims_lock held), so its heat table is not freed.
- */
-static u32 pinned_sectors(struct hottier *old, u64 *sectors, u32 max)
-{
-	struct hottier_heat_set *set;
-	unsigned long flags;
-	u32 i, n = 0;
-	int w;
-
-	for (i = 0; i < old->heat.nr_sets && n < max; i++) {
-		set = &old->heat.sets[i];
-		spin_lock_irqsave(&set->lock, flags);
-		for (w = 0; w < HOTTIER_HEAT_WAYS && n < max; w++) {
-			struct hottier_heat_entry *e = &set->way[w];
-
-			if ((e->flags & (HOTTIER_E_VALID | HOTTIER_E_PINNED)) ==
-			    (HOTTIER_E_VALID | HOTTIER_E_PINNED))
-				sectors[n++] = e->extent << old->extent_shift;
-		}
-		spin_unlock_irqrestore(&set->lock, flags);
-	}
-	return n;
 }
 
 /*
@@ -266,51 +251,54 @@ static u32 pinned_sectors(struct hottier *old, u64 *sectors, u32 max)
  */
 static void inherit_pins(struct hottier *ht)
 {
-	u32 n = 0, i, refused = 0, old_sectors = 0;
+	u32 n = 0, i, refused = 0, old_shift = 0;
+	u64 *first = NULL, *last = NULL;
 	struct hottier_claim *c;
 	struct hottier *old;
-	u64 *sectors = NULL;
-	u64 first, last;
+	u64 start, end;
 
 	mutex_lock(&claims_lock);
 	list_for_each_entry(c, &claims, list) {
 		if (c == &ht->claim || c->md != ht->claim.md)
 			continue;
 		old = container_of(c, struct hottier, claim);
-		n = atomic_read(&old->pinned);
-		if (!n)
+		if (!hottier_policy_nr_pinned(&old->policy))
 			continue;
-		sectors = kvmalloc_array(n, sizeof(*sectors), GFP_KERNEL);
-		if (sectors) {
-			n = pinned_sectors(old, sectors, n);
-			old_sectors = old->args.extent_sectors;
-		}
+		n = hottier_policy_pin_ranges(&old->policy, NULL, NULL, 0, true);
+		first = kvmalloc_array(n, sizeof(*first), GFP_KERNEL);
+		last = kvmalloc_array(n, sizeof(*last), GFP_KERNEL);
+		if (first && last)
+			n = hottier_policy_pin_ranges(&old->policy, first, last,
+						      n, false);
+		old_shift = old->extent_shift;
 		break;
 	}
 	mutex_unlock(&claims_lock);
 	if (!n)
-		return;
-	if (!sectors) {
-		DMERR("%s: no memory to take over %u pinned extents",
+		goto out;
+	if (!first || !last) {
+		DMERR("%s: no memory to take over %u pinned ranges",
 		      dm_device_name(ht->claim.md), n);
-		return;
+		goto out;
 	}
 
 	mutex_lock(&ht->lock);
 	for (i = 0; i < n; i++) {
-		if (sectors[i] >= ht->ti->len)
+		start = first[i] << old_shift;
+		end = min_t(u64, (last[i] + 1) << old_shift, ht->ti->len);
+		if (start >= end)
 			continue;
-		first = sectors[i] >> ht->extent_shift;
-		last = (min_t(u64, sectors[i] + old_sectors, ht->ti->len) - 1) >>
-			ht->extent_shift;
-		if (hottier_promote_range(ht, first, last, true))
+		if (hottier_promote_range(ht, start >> ht->extent_shift,
+					  (end - 1) >> ht->extent_shift, true))
 			refused++;
 	}
 	mutex_unlock(&ht->lock);
 	if (refused)
-		DMWARN("%s: %u of %u pinned extents of the old table could not be pinned again",
+		DMWARN("%s: %u of %u pinned ranges of the old table could not be pinned again",
 		       dm_device_name(ht->claim.md), refused, n);
-	kvfree(sectors);
+out:
+	kvfree(first);
+	kvfree(last);
 }
 
 /*
@@ -358,6 +346,7 @@ static void emit_args(struct hottier *ht, char *result, unsigned int maxlen,
  *   <pinned> <tracked> <scrub_checked> <scrub_mismatches>
  *   <ssd_latency_us> <hdd_latency_us> <replica_reads_ssd>
  *   <replica_reads_hdd> <ssd_errors> <migrations_allowed> <mode>
+ *   <scrub_slots> <scrub>
  *
  * Status TABLE: the table line that recreates this device, every optional
  * key with its current value.
@@ -370,12 +359,17 @@ const char * const hottier_field_names[HOTTIER_NR_FIELDS] = {
 	"copies_discarded", "migrations", "pinned", "tracked",
 	"scrub_checked", "scrub_mismatches", "ssd_latency_us",
 	"hdd_latency_us", "replica_reads_ssd", "replica_reads_hdd",
-	"ssd_errors", "migrations_allowed", "mode",
+	"ssd_errors", "migrations_allowed", "mode", "scrub_slots", "scrub",
 };
 
 static u64 stat_read(struct hottier *ht, enum hottier_stat s)
 {
-	return atomic64_read(&ht->stats[s]);
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(ht->stats, cpu)->v[s];
+	return sum;
 }
 
 static u64 lat_us(struct hottier *ht, enum hottier_route_dev dev)
@@ -383,14 +377,17 @@ static u64 lat_us(struct hottier *ht, enum hottier_route_dev dev)
 	return div_u64(atomic64_read(&ht->lat[dev].ewma_ns), NSEC_PER_USEC);
 }
 
-/* A field's value; HOTTIER_F_MODE is 1 when degraded. */
+/*
+ * A field's value; HOTTIER_F_MODE is 1 when degraded, HOTTIER_F_SCRUB an
+ * enum hottier_scrub_state.
+ */
 static u64 field_value(struct hottier *ht, enum hottier_field f)
 {
 	switch (f) {
 	case HOTTIER_F_READS ... HOTTIER_F_SSD_FLUSH_ERRORS:
 		return stat_read(ht, HOTTIER_STAT_READS + (f - HOTTIER_F_READS));
 	case HOTTIER_F_SLOTS_USED:
-		return atomic_read(&ht->resident);
+		return atomic_read(&ht->map.resident);
 	case HOTTIER_F_SLOTS_TOTAL:
 		return ht->layout.nr_slots;
 	case HOTTIER_F_READ_HITS ... HOTTIER_F_COPIES_DISCARDED:
@@ -399,9 +396,11 @@ static u64 field_value(struct hottier *ht, enum hottier_field f)
 	case HOTTIER_F_MIGRATIONS:
 		return atomic_read(&ht->migrating);
 	case HOTTIER_F_PINNED:
-		return atomic_read(&ht->pinned);
+		return hottier_policy_nr_pinned(&ht->policy);
 	case HOTTIER_F_TRACKED:
-		return atomic_read(&ht->heat.tracked);
+		/* Extents with heat: in the heat table, or with a replica. */
+		return atomic_read(&ht->policy.heat.tracked) +
+		       atomic_read(&ht->map.resident);
 	case HOTTIER_F_SCRUB_CHECKED:
 		return READ_ONCE(ht->scrub_checked);
 	case HOTTIER_F_SCRUB_MISMATCHES:
@@ -417,6 +416,10 @@ static u64 field_value(struct hottier *ht, enum hottier_field f)
 		return hottier_migrations_allowed(ht);
 	case HOTTIER_F_MODE:
 		return is_degraded(ht);
+	case HOTTIER_F_SCRUB_SLOTS:
+		return READ_ONCE(ht->scrub_slots);
+	case HOTTIER_F_SCRUB:
+		return READ_ONCE(ht->scrub_state);
 	default:
 		return 0;
 	}
@@ -429,6 +432,9 @@ int hottier_format_field(struct hottier *ht, enum hottier_field f, char *buf,
 	if (f == HOTTIER_F_MODE)
 		return scnprintf(buf, size, "%s",
 				 field_value(ht, f) ? "degraded" : "rw");
+	if (f == HOTTIER_F_SCRUB)
+		return scnprintf(buf, size, "%s",
+				 hottier_scrub_state_name(field_value(ht, f)));
 	return scnprintf(buf, size, "%llu",
 			 (unsigned long long)field_value(ht, f));
 }

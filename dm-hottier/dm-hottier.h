@@ -19,6 +19,7 @@
 #include "dm-hottier-args.h"
 #include "dm-hottier-compat.h"
 #include "dm-hottier-heat.h"
+#include "dm-hottier-map.h"
 #include "dm-hottier-policy.h"
 #include "dm-hottier-route.h"
 
@@ -36,6 +37,7 @@
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -88,28 +90,24 @@ struct hottier_wtrack {
 };
 
 /*
- * An SSD slot. refs: one for an installed replica, one per I/O sent to the
- * slot (and one for a copy into it); the slot is free again once they are
- * all dropped. extent, writing and waiting are protected by the heat-set
- * lock of the extent the slot holds.
+ * A promotion: its work item and slot from the policy, waiting for the
+ * slot's I/O to drain, a write or the rate limit (!started), or copying.
+ * Only promote_work and completions change it.
  */
-struct hottier_slot {
-	atomic_t refs;
-	bool writing;			/* a write-through is in flight */
-	u64 extent;
-	struct bio_list waiting;	/* writes queued behind it */
-};
-
-/* A copy HDD -> SSD in flight. */
 struct hottier_migration {
 	struct hottier *ht;
 	struct work_struct work;	/* completion, on ht->wq */
-	u64 extent;
-	u32 slot;
+	struct hottier_work w;
+	bool started;			/* the copy runs */
 	unsigned int gen;		/* write generation at the start */
 	int invalidations;		/* ht->invalidations at the start */
 	bool failed;
 	bool ssd_failed;		/* the write to the SSD failed */
+};
+
+/* Status counters, per CPU: summed when read. */
+struct hottier_stats {
+	u64 v[HOTTIER_NR_STATS];
 };
 
 /* Per-bio state (ti->per_io_data_size). */
@@ -117,8 +115,9 @@ struct hottier_io {
 	u64 first, last;	/* extents counted in wtrack, if counted */
 	bool flush;		/* an empty flush (to either member) */
 	bool counted;
-	bool write_through;	/* holds slots[slot].writing */
-	u32 slot;		/* slot referenced, or HOTTIER_NO_SLOT */
+	bool write_through;	/* holds HOTTIER_SF_WRITING of its slot */
+	u32 slot;		/* slot referenced, or HOTTIER_NIL */
+	u32 wait_slot;		/* on ht->blocked: the write-through awaited */
 	blk_status_t ssd_status; /* the write-through SSD clone's result */
 	int dev;		/* a read's device (enum hottier_route_dev), or -1 */
 	u64 start_ns;		/* when the read was sent */
@@ -126,12 +125,22 @@ struct hottier_io {
 	unsigned short bi_flags; /* ... and its flags (as dm-bio-record.h) */
 };
 
-#define HOTTIER_NR_CANDIDATES	256
 #define HOTTIER_RETRY_MS	10
 #define HOTTIER_SCRUB_CHUNK	(64 * 1024)
 #define HOTTIER_SCRUB_TRIES	20
 #define HOTTIER_DROP_WALK	64
 #define HOTTIER_QOS_PERIOD_NS	(100ULL * NSEC_PER_MSEC)
+
+/* The scrub's state, the last status field. */
+enum hottier_scrub_state {
+	HOTTIER_SCRUB_IDLE,		/* none since the table was loaded */
+	HOTTIER_SCRUB_RUNNING,
+	HOTTIER_SCRUB_DONE,		/* went through every slot */
+	HOTTIER_SCRUB_BUSY,		/* writes never left a replica alone */
+	HOTTIER_SCRUB_ERROR,		/* a read failed, or no memory */
+	HOTTIER_SCRUB_STOPPED,		/* the device was suspended */
+	HOTTIER_NR_SCRUB_STATES,
+};
 
 /* Bits of hottier.mode. */
 #define HOTTIER_DEGRADED	0
@@ -153,7 +162,7 @@ struct hottier {
 	struct dm_dev *hdd;
 	struct dm_dev *ssd;
 
-	struct mutex lock;		/* serialises messages, scrub, sysfs stores */
+	struct mutex lock;		/* serialises messages, sysfs stores */
 	struct hottier_kobj *sysfs;	/* while resumed; resume/suspend only */
 	struct hottier_args args;	/* the configuration; device paths unused */
 	unsigned int extent_shift;
@@ -161,22 +170,19 @@ struct hottier {
 
 	struct hottier_claim claim;	/* on the claims list when .md is set */
 
-	struct hottier_heat heat;
-	struct hottier_ghost ghost;
+	struct hottier_map map;		/* residency and copy state */
+	struct hottier_policy policy;	/* heat and promotion state */
 	struct hottier_seq seq;
-
-	struct hottier_slot *slots;
-	spinlock_t free_lock;		/* protects free_slots and nr_free */
-	u32 *free_slots;
-	u32 nr_free;
-	atomic_t resident;
-	atomic_t pinned;
 
 	struct hottier_wtrack wtrack[HOTTIER_WTRACK_BUCKETS];
 	atomic_t invalidations;		/* copies started before are dropped */
 
-	spinlock_t cand_lock;		/* protects candidates */
-	DECLARE_KFIFO(candidates, u64, HOTTIER_NR_CANDIDATES);
+	spinlock_t blocked_lock;	/* protects blocked */
+	struct bio_list blocked;	/* writes behind a write-through */
+
+	spinlock_t deferred_lock;	/* protects deferred */
+	struct bio_list deferred;	/* large discards, for range_work */
+	struct work_struct range_work;
 
 	spinlock_t redispatch_lock;	/* protects redispatch */
 	struct bio_list redispatch;	/* writes to map again, in order */
@@ -193,7 +199,6 @@ struct hottier {
 	wait_queue_head_t migrate_wait;
 	struct hottier_tokens tokens;	/* used by promote_work only */
 	bool running;			/* copies may start: resumed */
-	bool wanted;			/* entries wait for queue_wanted() */
 
 	struct hottier_lat lat[2];	/* by enum hottier_route_dev */
 	struct hottier_qos qos;		/* the QoS controller; promote_work */
@@ -211,10 +216,16 @@ struct hottier {
 	struct bio_list retry;		/* failed SSD reads, for the HDD */
 	struct work_struct retry_work;
 
-	u64 scrub_checked;		/* under lock */
+	/* The scrub: scrub_work alone writes these; status reads them. */
+	struct work_struct scrub_work;
+	int scrub_state;		/* enum hottier_scrub_state */
+	bool scrub_stop;		/* suspend: the scrub stops at once */
+	u64 scrub_slots;		/* slots gone through */
+	u64 scrub_checked;
 	u64 scrub_mismatches;
 
-	atomic64_t stats[HOTTIER_NR_STATS];
+	struct hottier_stats __percpu *stats;
+	char error[96];			/* a constructor error with numbers */
 };
 
 /*
@@ -232,7 +243,8 @@ enum hottier_field {
 	HOTTIER_F_SCRUB_MISMATCHES, HOTTIER_F_SSD_LATENCY_US,
 	HOTTIER_F_HDD_LATENCY_US, HOTTIER_F_REPLICA_READS_SSD,
 	HOTTIER_F_REPLICA_READS_HDD, HOTTIER_F_SSD_ERRORS,
-	HOTTIER_F_MIGRATIONS_ALLOWED, HOTTIER_F_MODE,
+	HOTTIER_F_MIGRATIONS_ALLOWED, HOTTIER_F_MODE, HOTTIER_F_SCRUB_SLOTS,
+	HOTTIER_F_SCRUB,
 	HOTTIER_NR_FIELDS,
 };
 
@@ -258,14 +270,9 @@ static inline sector_t slot_sector(struct hottier *ht, u32 slot)
 	return ht->layout.meta_sectors + ((sector_t)slot << ht->extent_shift);
 }
 
-static inline u32 threshold_heat(struct hottier *ht)
-{
-	return READ_ONCE(ht->args.promote_threshold) * HOTTIER_HEAT_ONE;
-}
-
 static inline void stat_add(struct hottier *ht, enum hottier_stat s, u64 v)
 {
-	atomic64_add(v, &ht->stats[s]);
+	this_cpu_add(ht->stats->v[s], v);
 }
 
 static inline void kick_promote(struct hottier *ht, unsigned long delay)
@@ -301,28 +308,25 @@ int hottier_alloc_tables(struct hottier *ht, char **error);
 int hottier_init_migration(struct hottier *ht, char **error);
 void hottier_slot_get(struct hottier *ht, u32 slot);
 void hottier_slot_put(struct hottier *ht, u32 slot);
-void __hottier_drop_replica(struct hottier *ht, struct hottier_heat_entry *e,
-			    bool evicted);
-bool __hottier_post_candidate(struct hottier *ht,
-			      struct hottier_heat_entry *e);
-void hottier_with_entry(struct hottier *ht, u64 extent,
-			void (*fn)(struct hottier *ht,
-				   struct hottier_heat_entry *e));
-void hottier_apply_in_range(struct hottier *ht, u64 first, u64 last,
-			    void (*fn)(struct hottier *ht,
-				       struct hottier_heat_entry *e));
-void hottier_drop_any(struct hottier *ht, struct hottier_heat_entry *e);
-void hottier_drop_range(struct hottier *ht, u64 first, u64 last);
+void hottier_replica_dropped(struct hottier *ht, u32 slot, bool pinned);
+bool hottier_drop_extent(struct hottier *ht, u64 extent, bool pinned_too);
+void hottier_drop_range(struct hottier *ht, u64 first, u64 last,
+			bool pinned_too);
+void hottier_cancel_waiting(struct hottier *ht);
 void hottier_qos_note(struct hottier *ht, u64 ns);
 void hottier_qos_restart(struct hottier *ht);
 unsigned int hottier_migrations_allowed(struct hottier *ht);
 
 /* dm-hottier-message.c */
+void hottier_scrub_init(struct hottier *ht);
+void hottier_scrub_stop(struct hottier *ht);
+const char *hottier_scrub_state_name(int state);
 int hottier_message(struct dm_target *ti, unsigned int argc, char **argv,
 		    char *result, unsigned int maxlen);
 int hottier_promote_range(struct hottier *ht, u64 first, u64 last, bool pin);
 
 /* dm-hottier-target.c */
+void hottier_keys_changed(struct hottier *ht);
 int hottier_format_field(struct hottier *ht, enum hottier_field f, char *buf,
 			 size_t size);
 

@@ -70,7 +70,7 @@ tier_append() {
 }
 
 # The tests whose figures are timings (overhead against dm-linear, routing
-# with a saturated SSD, migration QoS). They run in a boot of their own,
+# with a saturated SSD, migration QoS, promotion rate against SSD size). They run in a boot of their own,
 # "measure", which check.sh starts when nothing else runs on the host (on a
 # cold machine the debug kernel builds in the background during the guest
 # stages, and its load skews TCG timings). Their figures do not depend on
@@ -78,8 +78,10 @@ tier_append() {
 measure_tests() {
 	local g=tests/guest
 	echo $g/test_overhead.py::test_overhead_against_dm_linear_stays_within_floors \
+		$g/test_overhead.py::test_queue_depth_overhead_against_dm_linear_and_md_raid1 \
 		$g/test_routing.py::test_latency_routing_beats_ssd_routing_when_the_ssd_is_saturated \
-		$g/test_routing.py::test_migration_qos_keeps_foreground_p99_within_budget_during_a_burst
+		$g/test_routing.py::test_migration_qos_keeps_foreground_p99_within_budget_during_a_burst \
+		$g/test_scale.py::test_promotion_rate_with_a_full_ssd_does_not_fall_with_its_size
 }
 
 tier_tests() {
@@ -107,6 +109,7 @@ tier_tests() {
 			$g/test_io.py::test_ssd_flush_error_never_reaches_the_caller \
 			$g/test_io.py::test_hdd_flush_error_reaches_the_caller \
 			$g/test_io.py::test_discard_spanning_many_extents_reaches_the_hdd \
+			$g/test_scale.py::test_long_discard_drops_replicas_in_a_worker_before_the_hdd \
 			$g/test_fs_fio.py::test_suspend_resume_and_reload_under_fio_keep_data \
 			"$g/test_integrity.py::test_reads_see_the_last_completed_write_while_extents_migrate[through]" \
 			$g/test_tiering.py::test_suspend_reload_and_remove_with_copies_in_flight_keep_data \

@@ -5,7 +5,7 @@ set -euo pipefail
 
 DEB_PKGS=(
 	linux-image-amd64 linux-headers-amd64 linux-source
-	qemu-system-x86 dmsetup lvm2 fio blktrace
+	qemu-system-x86 dmsetup lvm2 mdadm fio blktrace
 	e2fsprogs xfsprogs btrfs-progs sparse kmod dkms
 	build-essential bc bison flex libelf-dev libssl-dev xz-utils
 	python3 python3-pip python3-pytest udev systemd busybox-static

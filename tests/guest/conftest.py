@@ -4,6 +4,7 @@ import itertools
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -21,7 +22,9 @@ INFO_FIELDS = ["reads", "writes", "read_sectors", "write_sectors", "discards",
                "copies_discarded", "migrations", "pinned", "tracked",
                "scrub_checked", "scrub_mismatches", "ssd_latency_us",
                "hdd_latency_us", "replica_reads_ssd", "replica_reads_hdd",
-               "ssd_errors", "migrations_allowed", "mode"]
+               "ssd_errors", "migrations_allowed", "mode", "scrub_slots",
+               "scrub"]
+TEXT_FIELDS = ("mode", "scrub")
 _names = itertools.count()
 
 
@@ -95,8 +98,23 @@ def info(dev):
     # <used>/<total> slots is one field, as in dm-cache.
     fields[7:8] = fields[7].split("/")
     assert len(fields) == len(INFO_FIELDS), fields
-    # Every field is a number but the last, the mode (rw or degraded).
-    return dict(zip(INFO_FIELDS, [*map(int, fields[:-1]), fields[-1]]))
+    # Every field is a number but the mode (rw or degraded) and the scrub
+    # state.
+    return {f: v if f in TEXT_FIELDS else int(v)
+            for f, v in zip(INFO_FIELDS, fields)}
+
+
+def scrub(dev, timeout=300.0):
+    """Run a scrub (the message starts it in a worker) and wait for its
+    end; the status counters then hold its result."""
+    dev.message("scrub")
+    deadline = time.monotonic() + timeout
+    while True:
+        i = info(dev)
+        if i["scrub"] != "running":
+            return i
+        assert time.monotonic() < deadline, f"scrub still running: {i}"
+        time.sleep(0.1)
 
 
 class KernelLog:

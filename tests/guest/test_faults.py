@@ -18,7 +18,7 @@ import pytest
 
 import devices
 import hotio
-from conftest import KernelLog, hottier_table, info, unique
+from conftest import KernelLog, hottier_table, info, scrub, unique
 
 EXTENT = 256            # 128 KiB extents: many replicas in a small region
 REGION_MB = 8           # two fio jobs, each owning 4 MiB of it
@@ -196,10 +196,9 @@ def test_ssd_faults_under_fio_verify_degrade_then_ssd_reset_recovers(
               f"{kind}: verify after reset", runs)
         c = info(d)
         assert c["read_hits"] > 0 and c["replica_reads_ssd"] > 0, c
-        d.message("scrub")
-        c = info(d)
-        assert (c["scrub_checked"], c["scrub_mismatches"]) == \
-            (REGION_EXTENTS, 0), c
+        c = scrub(d)
+        assert (c["scrub"], c["scrub_checked"], c["scrub_mismatches"]) == \
+            ("done", REGION_EXTENTS, 0), c
         # Nothing reached the caller. (The SSD member's own errors, from
         # udev probing it after a reload, are logged under its name.)
         kname = os.path.basename(os.path.realpath(d.path))
@@ -318,8 +317,8 @@ def test_write_through_error_drops_the_replica_and_the_write_succeeds(
         hottier_module):
     """dm-flakey error_writes under the SSD: a write to a resident extent
     succeeds (the HDD has it), its replica is dropped, and the data reads
-    back from the HDD. Reading the pinned extent again starts a copy,
-    whose SSD write fails: counted, not installed."""
+    back from the HDD. The extent is pinned, so its copy is asked for
+    again at once: its SSD write fails, counted, not installed."""
     ext = 40
     off = ext * EXTENT * 512
     with devices.fast(unique("hdd"), 128) as h, \
@@ -337,13 +336,14 @@ def test_write_through_error_drops_the_replica_and_the_write_succeeds(
         odirect_write(d.path, off + 4096, new)      # no exception: success
         c = info(d)
         print(f"write-through error: {c}")
-        assert c["ssd_errors"] == 1 and c["demotions"] == 1, c
+        # The write-through's error, and perhaps already the new copy's.
+        assert 1 <= c["ssd_errors"] <= 2 and c["demotions"] == 1, c
         assert c["slots_used"] == 0 and c["mode"] == "rw", c
         want = old[:4096] + new + old[4096 + 8192:]
         assert odirect_read(d.path, off, EXTENT * 512) == want
         assert odirect_read(h.path, off, EXTENT * 512) == want
 
-        # That read offered the pinned extent again: its copy fails.
+        # The pin asked for the extent again: that copy fails.
         hotio.wait_until(lambda: info(d)["ssd_errors"] >= 2, 30,
                          what="the failed copy counted")
         hotio.wait_until(lambda: info(d)["migrations"] == 0, 30,

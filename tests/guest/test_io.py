@@ -5,7 +5,7 @@ import subprocess
 import time
 
 import devices
-from conftest import KernelLog, hottier_table, info, unique
+from conftest import KernelLog, hottier_table, info, scrub, unique
 from tracing import Blktrace
 
 EXTENT = 2048       # sectors: the hottier fixture's extent
@@ -28,7 +28,8 @@ def kname(dev):
 # Status fields that describe the present state, which reset_stats leaves.
 STATE_FIELDS = ("slots_used", "slots_total", "migrations", "pinned", "tracked",
                 "scrub_checked", "scrub_mismatches", "ssd_latency_us",
-                "hdd_latency_us", "migrations_allowed", "mode")
+                "hdd_latency_us", "migrations_allowed", "mode", "scrub_slots",
+                "scrub")
 
 
 def counters(dev):
@@ -135,8 +136,9 @@ def test_fsync_with_no_member_write_cache_keeps_replicas_exact(hottier):
     subprocess.run(["blockdev", "--flushbufs", hottier.path], check=True)
     assert read_sectors(hottier.path, 0, EXTENT) == bytes(want)
     assert read_sectors(hottier.hdd.path, 0, EXTENT) == bytes(want)
-    hottier.message("scrub")
-    c = info(hottier)
+    c = scrub(hottier)
+    assert c["scrub"] == "done", c
+    assert c["scrub_slots"] == c["slots_total"], c
     assert c["scrub_checked"] == c["slots_used"], c
     assert c["scrub_mismatches"] == 0, c
 

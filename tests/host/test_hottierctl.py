@@ -195,12 +195,14 @@ def test_the_documented_table_line_parses():
 
 def test_status_line_splits_slots_and_keeps_mode_text():
     line = ("0 2048 hottier " + " ".join(str(i) for i in range(7)) +
-            " 5/9 " + " ".join(str(i) for i in range(9, 25)) + " degraded")
+            " 5/9 " + " ".join(str(i) for i in range(9, 25)) + " degraded" +
+            " 40 running")
     s = parse_status(line)
     assert list(s) == list(FIELDS)
     assert (s["slots_used"], s["slots_total"]) == (5, 9)
     assert (s["reads"], s["read_hits"], s["migrations_allowed"]) == (0, 9, 24)
     assert s["mode"] == "degraded"
+    assert (s["scrub_slots"], s["scrub"]) == (40, "running")
     assert parse_status(line + " 77")["mode"] == "degraded"   # a new field
     with pytest.raises(HottierError, match="unexpected hottier status"):
         parse_status("0 2048 hottier 1 2 3")

@@ -242,3 +242,17 @@ def flakey(name, dev, up_s, down_s, *features):
 def error(name, nr_sectors):
     """dm-error: every I/O fails."""
     return DmDevice(name, f"0 {nr_sectors} error")
+
+
+def kernel_memory():
+    """Kernel memory a target may hold: unreclaimable slab (kmalloc, large
+    kmallocs included), vmalloc and per-CPU, in bytes, with the per-CPU
+    counters folded in first."""
+    with open("/proc/sys/vm/stat_refresh", "w") as f:
+        f.write("1\n")
+    m = {}
+    with open("/proc/meminfo") as f:
+        for line in f:
+            key, value = line.split(":")
+            m[key] = int(value.split()[0]) * 1024
+    return m["SUnreclaim"] + m["VmallocUsed"] + m["Percpu"]

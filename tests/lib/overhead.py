@@ -78,6 +78,85 @@ def measure(seconds, module_loaded=True):
     return res, status
 
 
+def fio_parallel(path, args, seconds, offset_mb=0):
+    """IOPS of 2 jobs, libaio at iodepth 32 each, 4 KiB, over the region."""
+    out = subprocess.run(
+        ["fio", "--name=p", f"--filename={path}", "--direct=1",
+         "--ioengine=libaio", "--iodepth=32", "--numjobs=2",
+         "--group_reporting", "--bs=4k", f"--offset={offset_mb}m",
+         f"--size={REGION_MB}m", f"--runtime={seconds}", "--time_based",
+         "--randseed=4242", "--output-format=json", *args],
+        check=True, capture_output=True, text=True).stdout
+    job = json.loads(out)["jobs"][0]
+    return job["read"]["iops"] + job["write"]["iops"]
+
+
+class MdRaid1:
+    """An md RAID1 over two devices: the double write a write-through
+    does, without a bitmap and with no resync (assume-clean)."""
+
+    def __init__(self, name, a, b):
+        self.path = f"/dev/{name}"
+        subprocess.run(["mdadm", "--create", self.path, "--run", "--quiet",
+                        "--level=1", "--raid-devices=2", "--assume-clean",
+                        "--bitmap=none", "--metadata=1.2", a, b],
+                       check=True, capture_output=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        subprocess.run(["mdadm", "--stop", self.path], capture_output=True)
+        return False
+
+
+def measure_parallel(seconds):
+    """The data path at queue depth, on zero-latency members: random-read
+    misses and hits (routing ssd) against dm-linear, write-through writes
+    against md RAID1 over the same kind of two members. Ratios of IOPS."""
+    region_sectors = REGION_MB * 2048
+    extents = region_sectors // EXTENT
+    res = {}
+    with devices.fast("pvl_hdd", 256) as lh, \
+            devices.fast("pvh_hdd", 256) as hh, \
+            devices.fast("pvh_ssd", 64) as hs, \
+            devices.fast("pvm_a", 256) as ma, \
+            devices.fast("pvm_b", 256) as mb:
+        size = devices.sectors(lh.path)
+        with devices.DmDevice("pv_linear", f"0 {size} linear {lh.path} 0") as lin, \
+                devices.DmDevice(
+                    "pv_hottier",
+                    f"0 {size} hottier {hh.path} {hs.path} {EXTENT} "
+                    "4 promote_threshold 1000000 routing ssd") as ht, \
+                MdRaid1("md_pv", ma.path, mb.path) as md:
+            devices.settle()
+            # Misses: a region past the pinned one, never promoted.
+            lin_iops = fio_parallel(lin.path, ["--rw=randread"], seconds,
+                                    offset_mb=REGION_MB)
+            ht_iops = fio_parallel(ht.path, ["--rw=randread"], seconds,
+                                   offset_mb=REGION_MB)
+            res["randread_miss_4k_qd64"] = {
+                "base": "dm-linear", "base_iops": round(lin_iops),
+                "hottier_iops": round(ht_iops),
+                "ratio": round(ht_iops / lin_iops, 3)}
+            ht.message("pin", "0", str(region_sectors))
+            wait_promoted(ht, extents)
+            lin_iops = fio_parallel(lin.path, ["--rw=randread"], seconds)
+            ht_iops = fio_parallel(ht.path, ["--rw=randread"], seconds)
+            res["randread_hit_4k_qd64"] = {
+                "base": "dm-linear", "base_iops": round(lin_iops),
+                "hottier_iops": round(ht_iops),
+                "ratio": round(ht_iops / lin_iops, 3)}
+            md_iops = fio_parallel(md.path, ["--rw=randwrite"], seconds)
+            ht_iops = fio_parallel(ht.path, ["--rw=randwrite"], seconds)
+            res["randwrite_through_4k_qd64"] = {
+                "base": "md RAID1", "base_iops": round(md_iops),
+                "hottier_iops": round(ht_iops),
+                "ratio": round(ht_iops / md_iops, 3)}
+            status = ht.status()
+    return res, status
+
+
 def main():
     seconds = int(os.environ.get("OVERHEAD_SECONDS", "10"))
     res, status = measure(seconds)
@@ -86,10 +165,18 @@ def main():
         print(f"{name:<14} {r['linear_iops']:>10} {r['hottier_iops']:>11} "
               f"{r['ratio']:>6}")
     print("hottier status:", status)
+    par, status = measure_parallel(seconds)
+    print(f"{'2 jobs, iodepth 32':<26} {'base':>10} {'iops':>8} "
+          f"{'dm-hottier':>11} {'ratio':>6}")
+    for name, r in par.items():
+        print(f"{name:<26} {r['base']:>10} {r['base_iops']:>8} "
+              f"{r['hottier_iops']:>11} {r['ratio']:>6}")
+    print("hottier status:", status)
     out = os.environ.get("HOTTIER_RESULTS")
     if out:
         with open(os.path.join(out, "overhead.json"), "w") as f:
-            json.dump({"seconds": seconds, "jobs": res}, f, indent=1)
+            json.dump({"seconds": seconds, "jobs": res, "parallel": par},
+                      f, indent=1)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,563 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit tests for dm-hottier's map (slots, index, victim levels) and for
+ * the whole promotion loop through the policy object: warm-up, eviction
+ * under hysteresis, pins, ghosts, scan resistance, requests kept as ranges,
+ * and the cost of a victim choice at a million slots.
+ */
+#include <kunit/test.h>
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "dm-hottier-compat.h"
+#include "dm-hottier-heat.h"
+#include "dm-hottier-map.h"
+#include "dm-hottier-policy.h"
+
+#define M1	BIT(20)
+
+/* A map and a policy, freed when the test ends. */
+struct rig {
+	struct hottier_map map;
+	struct hottier_policy p;
+	u64 promotions, evictions;
+	unsigned int max_visits;
+};
+
+struct rig_size {
+	u32 slots;
+	u64 tracked;
+};
+
+static int rig_init(struct kunit_resource *res, void *context)
+{
+	struct rig_size *size = context;
+	struct rig *r = vzalloc(sizeof(*r));
+	int e;
+
+	if (!r)
+		return -ENOMEM;
+	e = hottier_map_init(&r->map, size->slots);
+	if (!e) {
+		e = hottier_policy_init(&r->p, &r->map, size->tracked);
+		if (e)
+			hottier_map_exit(&r->map);
+	}
+	if (e) {
+		vfree(r);
+		return e;
+	}
+	hottier_policy_set_threshold(&r->p, 4);
+	res->data = r;
+	return 0;
+}
+
+static void rig_free(struct kunit_resource *res)
+{
+	struct rig *r = res->data;
+
+	hottier_policy_exit(&r->p);
+	hottier_map_exit(&r->map);
+	vfree(r);
+}
+
+static struct rig *new_rig(struct kunit *test, u32 slots, u64 tracked)
+{
+	struct rig_size size = { .slots = slots, .tracked = tracked };
+	struct rig *r;
+
+	r = kunit_alloc_resource(test, rig_init, rig_free, GFP_KERNEL, &size);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	return r;
+}
+
+static u16 epoch(struct rig *r)
+{
+	return hottier_policy_epoch(&r->p);
+}
+
+/* The slot of @extent's replica, or HOTTIER_NIL. */
+static u32 resident(struct rig *r, u64 extent)
+{
+	struct hottier_mlock *lock;
+	unsigned long flags;
+	u32 slot;
+
+	lock = hottier_map_lock(&r->map, extent, &flags);
+	slot = __hottier_map_find(&r->map, extent);
+	if (slot != HOTTIER_NIL &&
+	    hottier_mslot(&r->map, slot)->state != HOTTIER_S_RESIDENT)
+		slot = HOTTIER_NIL;
+	hottier_map_unlock(lock, flags);
+	return slot;
+}
+
+/* A read, as map_read() does it: a hit heats the slot, a miss the policy. */
+static bool rig_read(struct rig *r, u64 extent, bool scan)
+{
+	struct hottier_mlock *lock;
+	unsigned long flags;
+	u32 slot;
+
+	lock = hottier_map_lock(&r->map, extent, &flags);
+	slot = __hottier_map_find(&r->map, extent);
+	if (slot != HOTTIER_NIL &&
+	    hottier_mslot(&r->map, slot)->state == HOTTIER_S_RESIDENT) {
+		if (!scan)
+			__hottier_map_hit(&r->map, slot, epoch(r));
+		hottier_map_unlock(lock, flags);
+		return true;
+	}
+	hottier_map_unlock(lock, flags);
+	hottier_policy_miss(&r->p, extent, scan);
+	return false;
+}
+
+static void reads(struct rig *r, u64 extent, unsigned int n)
+{
+	while (n--)
+		rig_read(r, extent, false);
+}
+
+/* The worker: every work item the policy hands out, copied at once. */
+static void rig_work(struct rig *r)
+{
+	struct hottier_work w;
+	int e;
+
+	for (;;) {
+		e = hottier_policy_next(&r->p, &w);
+		if (e == -ENODATA)
+			return;
+		if (e == -EAGAIN)
+			continue;
+		r->evictions += w.evicted;
+		r->max_visits = max(r->max_visits, w.visits);
+		hottier_policy_start(&r->p, &w);
+		hottier_policy_done(&r->p, &w, true);
+		r->promotions++;
+	}
+}
+
+/* Map */
+
+/* Memory per slot, as loaded: the record, the index, chunk pointers. */
+static void map_costs_32_bytes_a_slot_and_its_index(struct kunit *test)
+{
+	u64 bytes = hottier_map_bytes(M1), heat = hottier_heat_bytes(M1);
+
+	KUNIT_EXPECT_EQ(test, sizeof(struct hottier_mslot), (size_t)32);
+	KUNIT_EXPECT_EQ(test, sizeof(struct hottier_heat_entry), (size_t)16);
+	/* 1M slots: 1M buckets, 4 bytes each. */
+	KUNIT_EXPECT_LE(test, bytes, (u64)M1 * (32 + 4) + 4096);
+	/* One heat entry a slot: 16 bytes, and a lock per 16. */
+	KUNIT_EXPECT_LE(test, heat,
+			(u64)M1 * 16 + (u64)M1 / 16 * sizeof(spinlock_t) +
+			4096);
+	/* The largest allocation is a chunk, far below kvmalloc's limit. */
+	KUNIT_EXPECT_LE(test, (u64)HOTTIER_MAP_CHUNK * 32, 1ULL << 20);
+}
+
+static void map_hands_out_every_slot_once(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 100, 64);
+	DECLARE_BITMAP(seen, 100) = { };
+	u32 i, slot;
+
+	for (i = 0; i < 100; i++) {
+		slot = hottier_map_alloc(&r->map);
+		KUNIT_ASSERT_LT(test, slot, 100U);
+		KUNIT_EXPECT_FALSE(test, test_and_set_bit(slot, seen));
+		KUNIT_EXPECT_EQ(test, hottier_mslot(&r->map, slot)->state,
+				(u8)HOTTIER_S_RESERVED);
+	}
+	KUNIT_EXPECT_EQ(test, hottier_map_alloc(&r->map), HOTTIER_NIL);
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_free(&r->map), 0U);
+	for (i = 0; i < 100; i++)
+		KUNIT_EXPECT_TRUE(test, hottier_map_put(&r->map, i));
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_free(&r->map), 100U);
+}
+
+/* Many extents in few buckets: chains are found and unlinked right. */
+static void map_index_finds_and_removes_along_chains(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 64, 64);
+	struct hottier_mlock *lock;
+	unsigned long flags;
+	u32 slot[64], i;
+
+	for (i = 0; i < 64; i++) {
+		slot[i] = hottier_map_alloc(&r->map);
+		lock = hottier_map_lock(&r->map, 1000 + i * 64, &flags);
+		__hottier_map_insert(&r->map, slot[i], 1000 + i * 64);
+		__hottier_map_install(&r->map, slot[i], 0, 0);
+		hottier_map_unlock(lock, flags);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&r->map.resident), 64);
+	for (i = 0; i < 64; i++)
+		KUNIT_EXPECT_EQ(test, resident(r, 1000 + i * 64), slot[i]);
+	KUNIT_EXPECT_EQ(test, resident(r, 999), HOTTIER_NIL);
+	/* Remove every third: the others stay found. */
+	for (i = 0; i < 64; i += 3) {
+		lock = hottier_map_lock(&r->map, 1000 + i * 64, &flags);
+		__hottier_map_remove(&r->map, slot[i]);
+		hottier_map_unlock(lock, flags);
+		KUNIT_EXPECT_TRUE(test, hottier_map_put(&r->map, slot[i]));
+	}
+	for (i = 0; i < 64; i++)
+		KUNIT_EXPECT_EQ(test, resident(r, 1000 + i * 64),
+				i % 3 ? slot[i] : HOTTIER_NIL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&r->map.resident), 64 - 22);
+}
+
+/* A slot's I/O keeps it: the last reference of a RESERVED slot frees it. */
+static void map_slot_frees_after_its_last_io(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 4, 64);
+	struct hottier_mlock *lock;
+	unsigned long flags;
+	u32 slot = hottier_map_alloc(&r->map);
+
+	lock = hottier_map_lock(&r->map, 7, &flags);
+	__hottier_map_insert(&r->map, slot, 7);
+	__hottier_map_install(&r->map, slot, 0, 0);
+	hottier_map_unlock(lock, flags);
+	hottier_map_get(&r->map, slot);		/* a read in flight */
+	lock = hottier_map_lock(&r->map, 7, &flags);
+	__hottier_map_remove(&r->map, slot);
+	hottier_map_unlock(lock, flags);
+	KUNIT_EXPECT_FALSE(test, hottier_map_put(&r->map, slot));
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_free(&r->map), 3U);
+	KUNIT_EXPECT_TRUE(test, hottier_map_put(&r->map, slot));
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_free(&r->map), 4U);
+}
+
+static u32 install(struct rig *r, u64 extent, u32 reads_of_heat, bool pin)
+{
+	u32 slot = hottier_map_alloc(&r->map);
+	struct hottier_mlock *lock;
+	unsigned long flags;
+
+	lock = hottier_map_lock(&r->map, extent, &flags);
+	__hottier_map_insert(&r->map, slot, extent);
+	if (pin)
+		__hottier_map_set_pinned(&r->map, slot, true);
+	__hottier_map_install(&r->map, slot, reads_of_heat * HOTTIER_HEAT_ONE,
+			      epoch(r));
+	hottier_map_unlock(lock, flags);
+	return slot;
+}
+
+/* The victim is from the coldest level; hits since queueing count. */
+static void map_victim_is_coldest_and_follows_hits(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 8, 64);
+	struct hottier_mlock *lock;
+	unsigned long flags;
+	u32 heat, s1;
+	u64 extent;
+
+	install(r, 10, 40, false);
+	s1 = install(r, 11, 1, false);
+	install(r, 12, 9, false);
+	install(r, 13, 3, true);			/* pinned: never */
+	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
+						 &extent, NULL), s1);
+	KUNIT_EXPECT_EQ(test, extent, 11ULL);
+	KUNIT_EXPECT_EQ(test, heat, HOTTIER_HEAT_ONE);
+
+	/* 11 is read 100 times: 12 is the coldest now. */
+	lock = hottier_map_lock(&r->map, 11, &flags);
+	for (heat = 0; heat < 100; heat++)
+		__hottier_map_hit(&r->map, s1, epoch(r));
+	hottier_map_unlock(lock, flags);
+	hottier_map_victim(&r->map, epoch(r), &heat, &extent, NULL);
+	KUNIT_EXPECT_EQ(test, extent, 12ULL);
+}
+
+/*
+ * Levels follow decay: a replica installed hot and left alone two
+ * half-lives is colder than one installed since at a heat in between.
+ */
+static void map_levels_move_down_with_each_half_life(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 8, 64);
+	u64 extent;
+	u32 heat;
+	int i;
+
+	install(r, 1, 32, false);		/* band 6 */
+	for (i = 0; i < 2 * HOTTIER_EPOCHS_PER_HALFLIFE; i++)
+		hottier_policy_tick(&r->p);	/* 8 reads now: band 4 */
+	install(r, 2, 12, false);		/* band 4, hotter */
+	hottier_map_victim(&r->map, epoch(r), &heat, &extent, NULL);
+	KUNIT_EXPECT_EQ(test, extent, 1ULL);
+	KUNIT_EXPECT_EQ(test, heat, 8 * HOTTIER_HEAT_ONE);
+}
+
+/*
+ * A million slots, 99% pinned, the rest at every heat: a victim choice
+ * visits at most HOTTIER_VICTIM_VISITS slots. Then the worst case: every
+ * unpinned replica was read since it was queued, so each visit moves one
+ * up; the search still stops at the bound and returns the coldest seen.
+ */
+static void map_victim_visits_at_most_64_at_1m_slots(struct kunit *test)
+{
+	struct rig *r = new_rig(test, M1, 64);
+	unsigned int visits, worst = 0;
+	struct hottier_mlock *lock;
+	unsigned long flags;
+	u32 i, slot, heat;
+	u64 extent;
+
+	for (i = 0; i < M1; i++)
+		install(r, i, i % 5000, i % 100 != 0);
+	KUNIT_EXPECT_EQ(test, r->map.nr_pinned, M1 - M1 / 100 - 1);
+	for (i = 0; i < 1000; i++) {
+		slot = hottier_map_victim(&r->map, epoch(r), &heat, &extent,
+					  &visits);
+		KUNIT_ASSERT_NE(test, slot, HOTTIER_NIL);
+		KUNIT_EXPECT_EQ(test, extent % 100, 0ULL);
+		worst = max(worst, visits);
+		lock = hottier_map_lock(&r->map, extent, &flags);
+		__hottier_map_remove(&r->map, slot);
+		hottier_map_unlock(lock, flags);
+		hottier_map_put(&r->map, slot);
+		install(r, extent, 0, false);	/* back, cold */
+	}
+	KUNIT_EXPECT_LE(test, worst, (unsigned int)HOTTIER_VICTIM_VISITS);
+
+	/* All unpinned replicas queued cold, then read: all misplaced. */
+	for (i = 0; i < M1; i += 100) {
+		lock = hottier_map_lock(&r->map, i, &flags);
+		slot = __hottier_map_find(&r->map, i);
+		__hottier_map_hit(&r->map, slot, epoch(r));
+		__hottier_map_hit(&r->map, slot, epoch(r));
+		hottier_map_unlock(lock, flags);
+	}
+	slot = hottier_map_victim(&r->map, epoch(r), &heat, &extent, &visits);
+	KUNIT_EXPECT_NE(test, slot, HOTTIER_NIL);
+	KUNIT_EXPECT_EQ(test, visits, (unsigned int)HOTTIER_VICTIM_VISITS);
+	KUNIT_EXPECT_EQ(test, heat, 2 * HOTTIER_HEAT_ONE);
+}
+
+/* The promotion loop */
+
+/* Warm-up: the fourth read of an extent promotes it into a free slot. */
+static void loop_promotes_at_the_threshold(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 16, 64);
+
+	reads(r, 5, 3);
+	rig_work(r);
+	KUNIT_EXPECT_EQ(test, r->promotions, 0ULL);
+	reads(r, 5, 1);
+	rig_work(r);
+	KUNIT_EXPECT_EQ(test, r->promotions, 1ULL);
+	KUNIT_EXPECT_NE(test, resident(r, 5), HOTTIER_NIL);
+	/* Its heat came along: it is in the slot, not the heat table. */
+	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map,
+							       resident(r, 5)),
+						 epoch(r)),
+			4 * HOTTIER_HEAT_ONE);
+	KUNIT_EXPECT_TRUE(test, rig_read(r, 5, false));
+}
+
+/*
+ * A full SSD: an extent as hot as the replicas never evicts one (the
+ * margin of one threshold); one that leads by the margin evicts exactly
+ * one, the coldest, and takes its slot.
+ */
+static void loop_evicts_only_past_the_margin(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 8, 64);
+	u64 e;
+
+	for (e = 0; e < 8; e++)
+		reads(r, e, 4 + e);
+	rig_work(r);
+	KUNIT_ASSERT_EQ(test, r->promotions, 8ULL);
+	reads(r, 100, 7);
+	rig_work(r);
+	KUNIT_EXPECT_EQ(test, r->evictions, 0ULL);
+	KUNIT_EXPECT_EQ(test, resident(r, 100), HOTTIER_NIL);
+	reads(r, 100, 1);		/* 8 >= 4 + 4: extent 0's margin */
+	rig_work(r);
+	KUNIT_EXPECT_EQ(test, r->evictions, 1ULL);
+	KUNIT_EXPECT_NE(test, resident(r, 100), HOTTIER_NIL);
+	KUNIT_EXPECT_EQ(test, resident(r, 0), HOTTIER_NIL);
+	for (e = 1; e < 8; e++)
+		KUNIT_EXPECT_NE(test, resident(r, e), HOTTIER_NIL);
+}
+
+/*
+ * Pins: a pinned range is copied with no reads, evicting what it must,
+ * and never evicted by hotter extents; unpinned, it may go.
+ */
+static void loop_pins_hold_against_hotter_extents(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 8, 64);
+	u64 e;
+
+	for (e = 0; e < 8; e++)
+		reads(r, e, 4);
+	rig_work(r);
+	KUNIT_ASSERT_EQ(test, hottier_policy_pin(&r->p, 50, 53, GFP_KERNEL),
+			0);
+	rig_work(r);
+	for (e = 50; e <= 53; e++)
+		KUNIT_EXPECT_NE(test, resident(r, e), HOTTIER_NIL);
+	KUNIT_EXPECT_EQ(test, r->evictions, 4ULL);
+	KUNIT_EXPECT_EQ(test, hottier_policy_nr_pinned(&r->p), 4ULL);
+
+	for (e = 200; e < 240; e++)
+		reads(r, e, 40);
+	rig_work(r);
+	for (e = 50; e <= 53; e++)
+		KUNIT_EXPECT_NE(test, resident(r, e), HOTTIER_NIL);
+
+	/* Refused: pins past the slots; changes nothing. */
+	KUNIT_EXPECT_EQ(test, hottier_policy_pin(&r->p, 60, 64, GFP_KERNEL),
+			-ENOSPC);
+	KUNIT_EXPECT_EQ(test, hottier_policy_nr_pinned(&r->p), 4ULL);
+	/* Overlaps count once: 50-53 pinned, 52-55 adds two. */
+	KUNIT_EXPECT_EQ(test, hottier_policy_pin(&r->p, 52, 55, GFP_KERNEL),
+			0);
+	KUNIT_EXPECT_EQ(test, hottier_policy_nr_pinned(&r->p), 6ULL);
+	KUNIT_EXPECT_EQ(test, hottier_policy_unpin(&r->p, 51, 54, GFP_KERNEL),
+			0);
+	KUNIT_EXPECT_EQ(test, hottier_policy_nr_pinned(&r->p), 2ULL);
+	KUNIT_EXPECT_TRUE(test, hottier_policy_pinned(&r->p, 50));
+	KUNIT_EXPECT_FALSE(test, hottier_policy_pinned(&r->p, 52));
+	KUNIT_EXPECT_TRUE(test, hottier_policy_pinned(&r->p, 55));
+}
+
+/*
+ * Ghosts: an evicted extent keeps its heat in the heat table, so one more
+ * read makes it a candidate again; a cold newcomer needs all four.
+ */
+static void loop_evicted_extent_returns_early(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 4, 64);
+	u64 e;
+
+	for (e = 0; e < 4; e++)
+		reads(r, e, 6);
+	rig_work(r);
+	reads(r, 100, 10);		/* evicts one of 0-3, heat 6 */
+	rig_work(r);
+	KUNIT_ASSERT_EQ(test, r->evictions, 1ULL);
+	for (e = 0; e < 4 && resident(r, e) != HOTTIER_NIL; e++)
+		;
+	KUNIT_ASSERT_LT(test, e, 4ULL);
+	/* Its six reads of heat are remembered: read once, it is back. */
+	reads(r, e, 1);
+	KUNIT_EXPECT_EQ(test, kfifo_len(&r->p.cand), 1U);
+	reads(r, 500, 1);
+	KUNIT_EXPECT_EQ(test, kfifo_len(&r->p.cand), 1U);
+}
+
+/* Reads of a sequential stream heat nothing: a scan promotes nothing. */
+static void loop_scans_promote_nothing(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 16, 64);
+	u64 e;
+	int pass;
+
+	reads(r, 3, 4);
+	rig_work(r);
+	for (pass = 0; pass < 10; pass++)
+		for (e = 0; e < 1000; e++)
+			rig_read(r, e, true);
+	rig_work(r);
+	KUNIT_EXPECT_EQ(test, r->promotions, 1ULL);
+	/* Nor does it heat the replica it passes over. */
+	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map,
+							       resident(r, 3)),
+						 epoch(r)),
+			4 * HOTTIER_HEAT_ONE);
+}
+
+/*
+ * Requests are ranges: a promote of 1000 extents while the candidate
+ * queue is full of read candidates loses none of them.
+ */
+static void loop_requests_survive_a_full_queue(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 2048, 4096);
+	u64 e, missing = 0;
+
+	for (e = 10000; e < 10000 + 2 * HOTTIER_NR_CANDIDATES; e++)
+		reads(r, e, 4);
+	KUNIT_EXPECT_TRUE(test, kfifo_is_full(&r->p.cand));
+	KUNIT_ASSERT_EQ(test, hottier_policy_promote_range(&r->p, 0, 999,
+							   GFP_KERNEL), 0);
+	rig_work(r);
+	for (e = 0; e < 1000; e++)
+		missing += resident(r, e) == HOTTIER_NIL;
+	KUNIT_EXPECT_EQ(test, missing, 0ULL);
+	KUNIT_EXPECT_EQ(test, r->promotions, 1000ULL + HOTTIER_NR_CANDIDATES);
+}
+
+/*
+ * A full SSD of a million slots and promote_threshold 1: every miss
+ * promotes by evicting, and no victim choice visits more than 64 slots.
+ */
+static void loop_evictions_at_1m_slots_stay_bounded(struct kunit *test)
+{
+	struct rig *r = new_rig(test, M1, M1);
+	u64 e;
+
+	hottier_policy_set_threshold(&r->p, 1);
+	for (e = 0; e < M1; e++) {
+		reads(r, e, 1);
+		if (!(e % HOTTIER_NR_CANDIDATES))
+			rig_work(r);
+	}
+	rig_work(r);
+	KUNIT_ASSERT_EQ(test, atomic_read(&r->map.resident), (int)M1);
+	for (e = M1; e < M1 + 20000; e++) {
+		reads(r, e, 3);
+		if (!(e % 64))
+			rig_work(r);
+	}
+	rig_work(r);
+	KUNIT_EXPECT_GE(test, r->evictions, 19000ULL);
+	KUNIT_EXPECT_LE(test, r->max_visits,
+			(unsigned int)HOTTIER_VICTIM_VISITS);
+}
+
+static struct kunit_case hottier_map_cases[] = {
+	KUNIT_CASE(map_costs_32_bytes_a_slot_and_its_index),
+	KUNIT_CASE(map_hands_out_every_slot_once),
+	KUNIT_CASE(map_index_finds_and_removes_along_chains),
+	KUNIT_CASE(map_slot_frees_after_its_last_io),
+	KUNIT_CASE(map_victim_is_coldest_and_follows_hits),
+	KUNIT_CASE(map_levels_move_down_with_each_half_life),
+	KUNIT_CASE(map_victim_visits_at_most_64_at_1m_slots),
+	{}
+};
+
+static struct kunit_suite hottier_map_suite = {
+	.name = "dm-hottier-map",
+	.test_cases = hottier_map_cases,
+};
+
+static struct kunit_case hottier_loop_cases[] = {
+	KUNIT_CASE(loop_promotes_at_the_threshold),
+	KUNIT_CASE(loop_evicts_only_past_the_margin),
+	KUNIT_CASE(loop_pins_hold_against_hotter_extents),
+	KUNIT_CASE(loop_evicted_extent_returns_early),
+	KUNIT_CASE(loop_scans_promote_nothing),
+	KUNIT_CASE(loop_requests_survive_a_full_queue),
+	KUNIT_CASE(loop_evictions_at_1m_slots_stay_bounded),
+	{}
+};
+
+static struct kunit_suite hottier_loop_suite = {
+	.name = "dm-hottier-promotion-loop",
+	.test_cases = hottier_loop_cases,
+};
+
+kunit_test_suites(&hottier_map_suite, &hottier_loop_suite);
