@@ -132,10 +132,12 @@ static void copy_done(int read_err, unsigned long write_err, void *context)
 	queue_work(mig->ht->wq, &mig->work);
 }
 
+/* The context is free again: every write to it is done before. */
 static void release_mig(struct hottier *ht, struct hottier_migration *mig)
 {
 	mig->w.slot = HOTTIER_NIL;
-	clear_bit(mig - ht->migs, &ht->migs_busy);
+	WRITE_ONCE(mig->state, HOTTIER_MIG_FREE);
+	clear_bit_unlock(mig - ht->migs, &ht->migs_busy);
 }
 
 /* Install the replica, unless a write, an invalidation or an error won. */
@@ -167,7 +169,6 @@ static void complete_copy(struct work_struct *ws)
 		if (mig->ssd_failed)
 			hottier_ssd_error(ht);
 	}
-	mig->started = false;
 	release_mig(ht, mig);
 	if (atomic_dec_and_test(&ht->migrating))
 		wake_up(&ht->migrate_wait);
@@ -205,7 +206,8 @@ static bool start_copy(struct hottier *ht, struct hottier_migration *mig)
 	mig->invalidations = atomic_read(&ht->invalidations);
 	mig->failed = false;
 	mig->ssd_failed = false;
-	mig->started = true;
+	/* Before the copy: its completion may run as soon as it is sent. */
+	WRITE_ONCE(mig->state, HOTTIER_MIG_COPYING);
 	atomic_inc(&ht->migrating);
 
 	from.bdev = ht->hdd->bdev;
@@ -227,7 +229,7 @@ static bool start_waiting(struct hottier *ht, unsigned int allowed)
 	for_each_set_bit(i, &ht->migs_busy, HOTTIER_MAX_MIGRATIONS) {
 		struct hottier_migration *mig = &ht->migs[i];
 
-		if (mig->started)
+		if (READ_ONCE(mig->state) != HOTTIER_MIG_WAITING)
 			continue;
 		if (atomic_read(&ht->migrating) >= allowed ||
 		    !start_copy(ht, mig))
@@ -244,7 +246,7 @@ void hottier_cancel_waiting(struct hottier *ht)
 	for_each_set_bit(i, &ht->migs_busy, HOTTIER_MAX_MIGRATIONS) {
 		struct hottier_migration *mig = &ht->migs[i];
 
-		if (mig->started)
+		if (READ_ONCE(mig->state) != HOTTIER_MIG_WAITING)
 			continue;
 		hottier_policy_cancel(&ht->policy, &mig->w);
 		release_mig(ht, mig);
@@ -356,17 +358,20 @@ static void do_promote(struct work_struct *ws)
 	while (READ_ONCE(ht->running) && !is_degraded(ht) &&
 	       atomic_read(&ht->migrating) < allowed) {
 		i = find_first_zero_bit(&ht->migs_busy, HOTTIER_MAX_MIGRATIONS);
-		if (i >= HOTTIER_MAX_MIGRATIONS)
+		if (i >= HOTTIER_MAX_MIGRATIONS ||
+		    test_and_set_bit_lock(i, &ht->migs_busy))
 			break;
 		mig = &ht->migs[i];
 		r = hottier_policy_next(&ht->policy, &mig->w);
-		if (r == -ENODATA || r == -EBUSY)
+		if (r) {
+			clear_bit_unlock(i, &ht->migs_busy);
+			if (r == -EAGAIN) {
+				cond_resched();
+				continue;
+			}
 			break;
-		if (r == -EAGAIN) {
-			cond_resched();
-			continue;
 		}
-		set_bit(i, &ht->migs_busy);
+		WRITE_ONCE(mig->state, HOTTIER_MIG_WAITING);
 		if (mig->w.evicted)
 			stat_add(ht, HOTTIER_STAT_DEMOTIONS, 1);
 		if (!start_copy(ht, mig)) {

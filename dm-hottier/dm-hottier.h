@@ -90,15 +90,22 @@ struct hottier_wtrack {
 };
 
 /*
- * A promotion: its work item and slot from the policy, waiting for the
- * slot's I/O to drain, a write or the rate limit (!started), or copying.
- * Only promote_work and completions change it.
+ * A promotion's state. promote_work alone takes a FREE context (its bit in
+ * migs_busy), makes it WAITING and then COPYING, or cancels it; the copy's
+ * completion alone makes a COPYING one FREE again, last.
  */
+enum hottier_mig_state {
+	HOTTIER_MIG_FREE,
+	HOTTIER_MIG_WAITING,	/* its slot's I/O, a write or the rate limit */
+	HOTTIER_MIG_COPYING,
+};
+
+/* A promotion: its work item and slot from the policy. */
 struct hottier_migration {
 	struct hottier *ht;
 	struct work_struct work;	/* completion, on ht->wq */
 	struct hottier_work w;
-	bool started;			/* the copy runs */
+	int state;			/* enum hottier_mig_state */
 	unsigned int gen;		/* write generation at the start */
 	int invalidations;		/* ht->invalidations at the start */
 	bool failed;
