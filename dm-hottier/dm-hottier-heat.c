@@ -47,7 +47,8 @@ static u64 nr_sets_for(u64 max_tracked)
 
 static u32 nr_heat_chunks(u64 nr_sets)
 {
-	return DIV_ROUND_UP_ULL(nr_sets, HOTTIER_HEAT_CHUNK);
+	return div64_u64(nr_sets + HOTTIER_HEAT_CHUNK_SETS - 1,
+			 HOTTIER_HEAT_CHUNK_SETS);
 }
 
 /* What hottier_heat_init() allocates for max_tracked, in bytes. */
@@ -62,8 +63,8 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_bytes);
 
 struct hottier_heat_set *hottier_heat_set(struct hottier_heat *h, u32 i)
 {
-	return &h->sets[i >> HOTTIER_HEAT_CHUNK_SHIFT]
-		       [i & (HOTTIER_HEAT_CHUNK - 1)];
+	return &h->sets[i / HOTTIER_HEAT_CHUNK_SETS]
+		       [i % HOTTIER_HEAT_CHUNK_SETS];
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_set);
 
@@ -82,9 +83,9 @@ int hottier_heat_init(struct hottier_heat *h, u64 max_tracked)
 	if (!h->sets)
 		return -ENOMEM;
 	for (i = 0; i < nr; i++) {
-		u64 left = nr_sets - (u64)i * HOTTIER_HEAT_CHUNK;
+		u64 left = nr_sets - (u64)i * HOTTIER_HEAT_CHUNK_SETS;
 
-		h->sets[i] = kvcalloc(min_t(u64, left, HOTTIER_HEAT_CHUNK),
+		h->sets[i] = kvcalloc(min_t(u64, left, HOTTIER_HEAT_CHUNK_SETS),
 				      sizeof(**h->sets), HOTTIER_HEAT_GFP);
 		if (!h->sets[i]) {
 			hottier_heat_exit(h);

@@ -21,6 +21,7 @@
 #include <linux/atomic.h>
 #include <linux/bits.h>
 #include <linux/spinlock.h>
+#include <linux/sizes.h>
 #include <linux/types.h>
 
 #define HOTTIER_HEAT_WAYS		16
@@ -54,12 +55,17 @@ struct hottier_heat_set {
 	struct hottier_heat_entry way[HOTTIER_HEAT_WAYS];
 };
 
-/* Sets are allocated in chunks of this many. */
-#define HOTTIER_HEAT_CHUNK_SHIFT	12
-#define HOTTIER_HEAT_CHUNK		BIT(HOTTIER_HEAT_CHUNK_SHIFT)
+/*
+ * Sets are allocated in chunks of at most this many bytes: a power of two,
+ * so that no allocation rounds up (a set's size depends on the kernel's
+ * spinlock_t).
+ */
+#define HOTTIER_HEAT_CHUNK_BYTES	SZ_1M
+#define HOTTIER_HEAT_CHUNK_SETS		(HOTTIER_HEAT_CHUNK_BYTES / \
+					 sizeof(struct hottier_heat_set))
 
 struct hottier_heat {
-	struct hottier_heat_set **sets;	/* chunks of HOTTIER_HEAT_CHUNK */
+	struct hottier_heat_set **sets;	/* chunks of HOTTIER_HEAT_CHUNK_SETS */
 	u32 nr_sets;
 	atomic_t epoch;		/* advanced by hottier_heat_tick() */
 	atomic_t tracked;	/* valid entries */

@@ -478,7 +478,7 @@ int hottier_message(struct dm_target *ti, unsigned int argc, char **argv,
 	} else if (argc == 3) {
 		r = range_message(ht, argv[0], argv + 1);
 		if (r == -ENOSPC)
-			DMERR("%s: %s %s %s: more extents than the SSD or the heat table holds",
+			DMERR("%s: %s %s %s: more extents than the SSD has slots",
 			      name, argv[0], argv[1], argv[2]);
 	} else if (argc == 2 && hottier_is_key(argv[0])) {
 		r = hottier_set_key(&ht->args, argv[0], argv[1], true, &error);

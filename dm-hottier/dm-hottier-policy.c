@@ -325,17 +325,27 @@ static void keep_heat(struct hottier_policy *p, u64 extent, u32 heat)
 	hottier_heat_unlock(set, flags);
 }
 
-static void forget_heat(struct hottier_policy *p, u64 extent)
+/*
+ * The extent got (or is getting) a slot: its heat-table entry goes, and
+ * its heat is returned, to go with it. Reads while its copy ran were
+ * misses and heated a new entry: one extent is never in both. A queued
+ * entry goes too: the candidate queue skips what it cannot find.
+ */
+static u32 take_heat(struct hottier_policy *p, u64 extent)
 {
 	struct hottier_heat_entry *e;
 	struct hottier_heat_set *set;
 	unsigned long flags;
+	u32 heat = 0;
 
 	set = hottier_heat_lock(&p->heat, extent, &flags);
 	e = __hottier_heat_find(set, extent);
-	if (e && !(e->flags & HOTTIER_E_QUEUED))
+	if (e) {
+		heat = __hottier_heat_read(&p->heat, e);
 		__hottier_heat_forget(&p->heat, e);
+	}
 	hottier_heat_unlock(set, flags);
+	return heat;
 }
 
 /*
@@ -432,14 +442,14 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_next);
  */
 void hottier_policy_start(struct hottier_policy *p, struct hottier_work *w)
 {
-	unsigned long flags;
 	struct hottier_mlock *lock;
+	unsigned long flags;
 
 	lock = hottier_map_lock(p->map, w->extent, &flags);
 	__hottier_map_insert(p->map, w->slot, w->extent);
 	hottier_map_unlock(lock, flags);
 	unclaim(p, w->extent);
-	forget_heat(p, w->extent);
+	w->heat = max(w->heat, take_heat(p, w->extent));
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_start);
 
@@ -461,9 +471,12 @@ void hottier_policy_done(struct hottier_policy *p, struct hottier_work *w,
 			 bool ok)
 {
 	bool pinned = ok && hottier_policy_pinned(p, w->extent);
-	unsigned long flags;
 	struct hottier_mlock *lock;
+	unsigned long flags;
 
+	if (ok)
+		w->heat = min_t(u64, (u64)w->heat + take_heat(p, w->extent),
+				HOTTIER_HEAT_MAX);
 	lock = hottier_map_lock(p->map, w->extent, &flags);
 	if (ok) {
 		if (pinned)

@@ -237,7 +237,7 @@ def test_reads_see_the_last_completed_write_while_extents_migrate(
                     # Refused only while the last one still runs.
                     assert e["rc"] == 0 or "busy" in e["err"].lower(), e
                 elif e["words"][0] == "promote":
-                    # Refused only if a set of the heat table is all busy.
+                    # Refused only for more extents than the SSD has slots.
                     assert e["rc"] == 0 or "space" in e["err"].lower(), e
                 else:
                     assert e["rc"] == 0, e
