@@ -128,10 +128,10 @@ static void rig_work(struct rig *r)
 
 	for (;;) {
 		e = hottier_policy_next(&r->p, &w);
-		if (e == -ENODATA)
-			return;
 		if (e == -EAGAIN)
 			continue;
+		if (e)
+			return;
 		r->evictions += w.evicted;
 		r->max_visits = max(r->max_visits, w.visits);
 		hottier_policy_start(&r->p, &w);
@@ -434,6 +434,36 @@ static void loop_pins_hold_against_hotter_extents(struct kunit *test)
 }
 
 /*
+ * A pin undone before its copies ran: the worker goes through its request
+ * and finds nothing pinned, and that leaves no trace (every extent it
+ * looked at is free for later work: a leak here once stopped promotions).
+ */
+static void loop_pins_undone_before_their_copies_leave_nothing(
+	struct kunit *test)
+{
+	struct rig *r = new_rig(test, 256, 256);
+	struct hottier_work w;
+
+	KUNIT_ASSERT_EQ(test, hottier_policy_pin(&r->p, 0, 199, GFP_KERNEL),
+			0);
+	KUNIT_ASSERT_EQ(test, hottier_policy_unpin(&r->p, 0, 199, GFP_KERNEL),
+			0);
+	rig_work(r);
+	KUNIT_EXPECT_EQ(test, r->promotions, 0ULL);
+	KUNIT_EXPECT_EQ(test, r->p.nr_pending, 0U);
+	reads(r, 500, 4);
+	rig_work(r);
+	KUNIT_EXPECT_EQ(test, r->promotions, 1ULL);
+	KUNIT_EXPECT_NE(test, resident(r, 500), HOTTIER_NIL);
+	/* A work item out holds its extent until started or cancelled. */
+	reads(r, 600, 4);
+	KUNIT_ASSERT_EQ(test, hottier_policy_next(&r->p, &w), 0);
+	KUNIT_EXPECT_EQ(test, r->p.nr_pending, 1U);
+	hottier_policy_cancel(&r->p, &w);
+	KUNIT_EXPECT_EQ(test, r->p.nr_pending, 0U);
+}
+
+/*
  * Ghosts: an evicted extent keeps its heat in the heat table, so one more
  * read makes it a candidate again; a cold newcomer needs all four.
  */
@@ -548,6 +578,7 @@ static struct kunit_case hottier_loop_cases[] = {
 	KUNIT_CASE(loop_promotes_at_the_threshold),
 	KUNIT_CASE(loop_evicts_only_past_the_margin),
 	KUNIT_CASE(loop_pins_hold_against_hotter_extents),
+	KUNIT_CASE(loop_pins_undone_before_their_copies_leave_nothing),
 	KUNIT_CASE(loop_evicted_extent_returns_early),
 	KUNIT_CASE(loop_scans_promote_nothing),
 	KUNIT_CASE(loop_requests_survive_a_full_queue),

@@ -393,26 +393,25 @@ int hottier_policy_next(struct hottier_policy *p, struct hottier_work *w)
 
 	for (tries = 0; tries < HOTTIER_POLICY_TRIES; tries++) {
 		memset(w, 0, sizeof(*w));
+		/* Checked before a candidate is taken: none is ever lost. */
+		if (READ_ONCE(p->nr_pending) >= HOTTIER_POLICY_PENDING)
+			return -EBUSY;
 		if (!next_candidate(p, &w->extent, &why))
 			return -ENODATA;
 		if (candidate_heat(p, w->extent, why, &w->heat) ||
 		    has_slot(p, w->extent))
 			continue;
-		if (!claim(p, w->extent)) {
-			if (p->nr_pending >= HOTTIER_POLICY_PENDING)
-				return -EBUSY;
-			continue;
-		}
 		w->pinned = hottier_policy_pinned(p, w->extent);
 		if (why == HOTTIER_WHY_PIN && !w->pinned)
 			continue;	/* unpinned since it was asked */
 		/* An asked extent stays eligible while its heat decays. */
 		if (why == HOTTIER_WHY_ASKED)
 			w->heat = max(w->heat, threshold);
-		if (!w->pinned && w->heat < threshold) {
-			unclaim(p, w->extent);
+		if (!w->pinned && w->heat < threshold)
 			continue;
-		}
+		/* From here, every way out but a work item unclaims. */
+		if (!claim(p, w->extent))
+			continue;	/* a work item is out for it */
 		w->slot = hottier_map_alloc(p->map);
 		if (w->slot != HOTTIER_NIL)
 			return 0;
