@@ -438,8 +438,7 @@ static void loop_pins_hold_against_hotter_extents(struct kunit *test)
  * and finds nothing pinned, and that leaves no trace (every extent it
  * looked at is free for later work: a leak here once stopped promotions).
  */
-static void loop_pins_undone_before_their_copies_leave_nothing(
-	struct kunit *test)
+static void loop_unpinned_before_copy_leaves_nothing(struct kunit *test)
 {
 	struct rig *r = new_rig(test, 256, 256);
 	struct hottier_work w;
@@ -578,7 +577,7 @@ static struct kunit_case hottier_loop_cases[] = {
 	KUNIT_CASE(loop_promotes_at_the_threshold),
 	KUNIT_CASE(loop_evicts_only_past_the_margin),
 	KUNIT_CASE(loop_pins_hold_against_hotter_extents),
-	KUNIT_CASE(loop_pins_undone_before_their_copies_leave_nothing),
+	KUNIT_CASE(loop_unpinned_before_copy_leaves_nothing),
 	KUNIT_CASE(loop_evicted_extent_returns_early),
 	KUNIT_CASE(loop_scans_promote_nothing),
 	KUNIT_CASE(loop_requests_survive_a_full_queue),
