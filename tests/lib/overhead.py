@@ -95,12 +95,15 @@ class MdRaid1:
     """An md RAID1 over two devices: the double write a write-through
     does, without a bitmap and with no resync (assume-clean)."""
 
-    def __init__(self, name, a, b):
-        self.path = f"/dev/{name}"
-        subprocess.run(["mdadm", "--create", self.path, "--run", "--quiet",
-                        "--level=1", "--raid-devices=2", "--assume-clean",
-                        "--bitmap=none", "--metadata=1.2", a, b],
-                       check=True, capture_output=True)
+    def __init__(self, minor, a, b):
+        self.path = f"/dev/md{minor}"
+        r = subprocess.run(["mdadm", "--create", self.path, "--run",
+                            "--quiet", "--level=1", "--raid-devices=2",
+                            "--assume-clean", "--bitmap=none",
+                            "--metadata=1.2", a, b],
+                           capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"mdadm --create {self.path}: {r.stderr}")
 
     def __enter__(self):
         return self
@@ -128,7 +131,7 @@ def measure_parallel(seconds):
                     "pv_hottier",
                     f"0 {size} hottier {hh.path} {hs.path} {EXTENT} "
                     "4 promote_threshold 1000000 routing ssd") as ht, \
-                MdRaid1("md_pv", ma.path, mb.path) as md:
+                MdRaid1(100, ma.path, mb.path) as md:
             devices.settle()
             # Misses: a region past the pinned one, never promoted.
             lin_iops = fio_parallel(lin.path, ["--rw=randread"], seconds,
