@@ -104,14 +104,18 @@ static void lat_averages_fresh_samples_and_skips_errors(struct kunit *test)
 }
 
 /*
- * A member that completed nothing for more than HOTTIER_STALE_NS has an
- * old estimate: the next sample replaces it. A recovered SSD (50 ms ->
- * 100 us) is believed at its first probe, not after dozens.
+ * A member that completed nothing for more than HOTTIER_STALE_SAMPLE_NS
+ * has an old estimate: the next sample replaces it. A recovered SSD (50 ms
+ * -> 100 us) is believed at its first probe, not after dozens; probes
+ * come HOTTIER_STALE_NS apart, so each one of an idle member counts.
  */
 static void lat_replaces_a_stale_estimate(struct kunit *test)
 {
 	struct hottier_lat l = {};
-	u64 start = T0 + HOTTIER_STALE_NS + 1;
+	u64 start = T0 + HOTTIER_STALE_SAMPLE_NS + 1;
+
+	KUNIT_EXPECT_LT(test, (u64)HOTTIER_STALE_SAMPLE_NS,
+			(u64)HOTTIER_STALE_NS);
 
 	lat_set(&l, 50 * MS, 0, T0);
 	hottier_lat_start(&l, start);
@@ -120,7 +124,7 @@ static void lat_replaces_a_stale_estimate(struct kunit *test)
 
 	/* Within the period, the same sample only moves it an eighth. */
 	lat_set(&l, 50 * MS, 0, T0);
-	start = T0 + HOTTIER_STALE_NS;
+	start = T0 + HOTTIER_STALE_SAMPLE_NS;
 	hottier_lat_start(&l, start);
 	hottier_lat_done(&l, start, start + 100 * US, true);
 	KUNIT_EXPECT_EQ(test, ewma(&l), 50 * MS - (50 * MS - 100 * US) / 8);

@@ -43,8 +43,8 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_lat_start);
  * A read sent at @start_ns completed at @now_ns (@ok: without error; a
  * failed read is no sample): its service time is from the later of its
  * start and the member's previous completion. A member that completed
- * nothing for HOTTIER_STALE_NS before the read started has an estimate
- * too old to average with: the sample replaces it.
+ * nothing for HOTTIER_STALE_SAMPLE_NS before the read started has an
+ * estimate too old to average with: the sample replaces it.
  */
 void hottier_lat_done(struct hottier_lat *l, u64 start_ns, u64 now_ns,
 		      bool ok)
@@ -60,7 +60,7 @@ void hottier_lat_done(struct hottier_lat *l, u64 start_ns, u64 now_ns,
 	if (now_ns < from)
 		return;
 	lat_sample(l, now_ns - from,
-		   start_ns > prev && start_ns - prev > HOTTIER_STALE_NS);
+		   start_ns > prev && start_ns - prev > HOTTIER_STALE_SAMPLE_NS);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_lat_done);
 

@@ -19,11 +19,14 @@
 
 /* A new sample weighs 1/2^HOTTIER_EWMA_SHIFT. */
 #define HOTTIER_EWMA_SHIFT	3
-/*
- * A member that served no read for this long is stale: the next replica
- * read probes it, and its first sample replaces the estimate.
- */
+/* A member sent no read for this long is stale: a replica read probes it. */
 #define HOTTIER_STALE_NS	NSEC_PER_SEC
+/*
+ * A read that starts this long after the member's last completion has no
+ * recent estimate to average with: its sample replaces it. Shorter than
+ * the probe period, so that every probe of an idle member is believed.
+ */
+#define HOTTIER_STALE_SAMPLE_NS	(HOTTIER_STALE_NS / 2)
 /* last_sent_ns is kept to this grain, to spare its cache line. */
 #define HOTTIER_SENT_GRAIN_NS	NSEC_PER_MSEC
 /* The QoS keeps all but 1 in this many foreground HDD reads in budget. */
