@@ -41,25 +41,22 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_lat_start);
 
 /*
  * A read sent at @start_ns completed at @now_ns (@ok: without error; a
- * failed read is no sample): its service time is from the later of its
- * start and the member's previous completion. A member that completed
- * nothing for HOTTIER_STALE_SAMPLE_NS before the read started has an
- * estimate too old to average with: the sample replaces it.
+ * failed read is no sample): the sample is its latency, map to completion,
+ * so that a queue the member hides (a submitter waiting for one of its
+ * tags) is in it. A member that completed nothing for
+ * HOTTIER_STALE_SAMPLE_NS before the read started has an estimate too old
+ * to average with: the sample replaces it.
  */
 void hottier_lat_done(struct hottier_lat *l, u64 start_ns, u64 now_ns,
 		      bool ok)
 {
-	u64 prev, from;
+	u64 prev;
 
 	atomic_dec(&l->inflight);
 	if (!ok)
 		return;
 	prev = atomic64_xchg(&l->last_done_ns, now_ns);
-	from = max(start_ns, prev);
-	/* A racing completion stamped a later time: no sample to take. */
-	if (now_ns < from)
-		return;
-	lat_sample(l, now_ns - from,
+	lat_sample(l, now_ns > start_ns ? now_ns - start_ns : 0,
 		   start_ns > prev && start_ns - prev > HOTTIER_STALE_SAMPLE_NS);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_lat_done);

@@ -3,12 +3,11 @@
  * dm-hottier: per-device latency estimates, the read routing decision and
  * the migration QoS controller. Plain C with no bio, so KUnit drives it.
  *
- * The estimate is a moving average of read service time, as the multipath
- * selector dm-ps-historical-service-time keeps one: the time from a read's
- * start, or from the member's previous completion if that came later, to
- * its completion. Time spent queued behind earlier reads is left out, and
- * the prediction adds the queue once: service time times the reads in
- * flight plus one. It is updated locklessly at end_io.
+ * The estimate is a moving average of read latency, map to completion
+ * (as the multipath selector dm-ps-historical-service-time keeps one of
+ * service time), updated locklessly at end_io, with the number of reads in
+ * flight beside it. The prediction is the estimate times the reads in
+ * flight plus one.
  */
 #ifndef DM_HOTTIER_ROUTE_H
 #define DM_HOTTIER_ROUTE_H
@@ -35,7 +34,7 @@
 #define HOTTIER_QOS_BACKOFF_MAX	64
 
 struct hottier_lat {
-	atomic64_t ewma_ns;	/* service time; 0: no sample yet */
+	atomic64_t ewma_ns;	/* read latency; 0: no sample yet */
 	atomic64_t last_done_ns; /* the last read completion */
 	atomic64_t last_sent_ns; /* the last read sent, to the grain above */
 	atomic_t inflight;	/* reads sent and not completed */
