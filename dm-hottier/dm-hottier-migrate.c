@@ -38,29 +38,34 @@ void hottier_slot_put(struct hottier *ht, u32 slot)
 /* Replicas */
 
 /*
- * Drop the replica in @slot if it still holds @extent, is resident and
- * (unless @pinned_too) unpinned; its slot frees once its I/O completed.
+ * Drop the replica of @extent if it is resident, in @slot (HOTTIER_NIL:
+ * whichever slot holds it), and (unless @pinned_too) unpinned; its slot
+ * frees once its I/O completed. One lookup under the extent's lock.
  * Expects nothing locked. True if it was dropped.
  */
 static bool drop_slot(struct hottier *ht, u32 slot, u64 extent,
 		      bool pinned_too)
 {
-	struct hottier_mslot *s = hottier_mslot(&ht->map, slot);
-	bool dropped, pinned;
-	unsigned long flags;
 	struct hottier_mlock *lock;
+	struct hottier_mslot *s;
+	bool dropped = false, pinned = false;
+	unsigned long flags;
+	u32 found;
 
 	lock = hottier_map_lock(&ht->map, extent, &flags);
-	pinned = s->flags & HOTTIER_SF_PINNED;
-	dropped = __hottier_map_find(&ht->map, extent) == slot &&
-		  s->state == HOTTIER_S_RESIDENT && (pinned_too || !pinned);
-	if (dropped)
-		__hottier_map_remove(&ht->map, slot);
+	found = __hottier_map_find(&ht->map, extent);
+	if (found != HOTTIER_NIL && (slot == HOTTIER_NIL || found == slot)) {
+		s = hottier_mslot(&ht->map, found);
+		pinned = s->flags & HOTTIER_SF_PINNED;
+		dropped = s->state == HOTTIER_S_RESIDENT &&
+			  (pinned_too || !pinned);
+		if (dropped)
+			__hottier_map_remove(&ht->map, found);
+	}
 	hottier_map_unlock(lock, flags);
-	if (!dropped)
-		return false;
-	hottier_replica_dropped(ht, slot, pinned);
-	return true;
+	if (dropped)
+		hottier_replica_dropped(ht, found, pinned);
+	return dropped;
 }
 
 /*
@@ -80,14 +85,7 @@ void hottier_replica_dropped(struct hottier *ht, u32 slot, bool pinned)
 /* Drop @extent's replica, if it has one. */
 bool hottier_drop_extent(struct hottier *ht, u64 extent, bool pinned_too)
 {
-	unsigned long flags;
-	struct hottier_mlock *lock;
-	u32 slot;
-
-	lock = hottier_map_lock(&ht->map, extent, &flags);
-	slot = __hottier_map_find(&ht->map, extent);
-	hottier_map_unlock(lock, flags);
-	return slot != HOTTIER_NIL && drop_slot(ht, slot, extent, pinned_too);
+	return drop_slot(ht, HOTTIER_NIL, extent, pinned_too);
 }
 
 /*
