@@ -106,7 +106,7 @@ static u32 heat_read(struct hottier_heat *h, struct hottier_heat_entry *e)
 	u32 heat;
 
 	set = hottier_heat_lock(h, e->extent, &flags);
-	heat = __hottier_heat_read(h, e);
+	heat = __hottier_heat_read(e);
 	hottier_heat_unlock(set, flags);
 	return heat;
 }
@@ -119,7 +119,7 @@ static u32 heat_add(struct hottier_heat *h, struct hottier_heat_entry *e,
 	u32 heat;
 
 	set = hottier_heat_lock(h, e->extent, &flags);
-	heat = __hottier_heat_add(h, e, amount);
+	heat = __hottier_heat_add(e, amount);
 	hottier_heat_unlock(set, flags);
 	return heat;
 }
@@ -250,11 +250,11 @@ static void decay_zero_after_32_halflives(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, hottier_heat_decay(U32_MAX, e32 + 1), 0U);
 	KUNIT_EXPECT_EQ(test, hottier_heat_decay(U32_MAX, e32 - 1), 0U);
 	KUNIT_EXPECT_EQ(test, hottier_heat_decay(U32_MAX, e32 - 4), 1U);
-	KUNIT_EXPECT_EQ(test, hottier_heat_decay(HOTTIER_HEAT_MAX, e32), 0U);
-	KUNIT_EXPECT_EQ(test, hottier_heat_decay(HOTTIER_HEAT_MAX,
+	KUNIT_EXPECT_EQ(test, hottier_heat_decay(BIT(30), e32), 0U);
+	KUNIT_EXPECT_EQ(test, hottier_heat_decay(BIT(30),
 						 30 * HOTTIER_EPOCHS_PER_HALFLIFE),
 			1U);
-	KUNIT_EXPECT_EQ(test, hottier_heat_decay(HOTTIER_HEAT_MAX,
+	KUNIT_EXPECT_EQ(test, hottier_heat_decay(BIT(30),
 						 31 * HOTTIER_EPOCHS_PER_HALFLIFE),
 			0U);
 	/* The epoch count itself may be anything: a long idle entry. */
@@ -263,7 +263,8 @@ static void decay_zero_after_32_halflives(struct kunit *test)
 }
 
 /*
- * heat * factor needs more than 32 bits: 2^30 * 861 is exactly 861 << 20,
+ * heat * factor needs more than 32 bits (any u32 heat, not only the
+ * table's): 2^30 * 861 is exactly 861 << 20,
  * and (2^32 - 1) * 861 / 1024 is 861 << 22 less a fraction, so 861 << 22
  * minus one. A 32-bit product would wrap to something far smaller.
  */
@@ -271,15 +272,15 @@ static void decay_no_overflow_near_max(struct kunit *test)
 {
 	u32 e, prev, bad = 0, bad_e = 0;
 
-	KUNIT_EXPECT_EQ(test, hottier_heat_decay(HOTTIER_HEAT_MAX, 0),
-			HOTTIER_HEAT_MAX);
-	KUNIT_EXPECT_EQ(test, hottier_heat_decay(HOTTIER_HEAT_MAX, 1),
+	KUNIT_EXPECT_EQ(test, hottier_heat_decay(BIT(30), 0),
+			BIT(30));
+	KUNIT_EXPECT_EQ(test, hottier_heat_decay(BIT(30), 1),
 			861U << 20);
-	KUNIT_EXPECT_EQ(test, hottier_heat_decay(HOTTIER_HEAT_MAX, 2),
+	KUNIT_EXPECT_EQ(test, hottier_heat_decay(BIT(30), 2),
 			724U << 20);
-	KUNIT_EXPECT_EQ(test, hottier_heat_decay(HOTTIER_HEAT_MAX, 3),
+	KUNIT_EXPECT_EQ(test, hottier_heat_decay(BIT(30), 3),
 			609U << 20);
-	KUNIT_EXPECT_EQ(test, hottier_heat_decay(HOTTIER_HEAT_MAX, 5),
+	KUNIT_EXPECT_EQ(test, hottier_heat_decay(BIT(30), 5),
 			861U << 19);
 	KUNIT_EXPECT_EQ(test, hottier_heat_decay(U32_MAX, 0), U32_MAX);
 	KUNIT_EXPECT_EQ(test, hottier_heat_decay(U32_MAX, 1),
@@ -299,22 +300,27 @@ static void decay_no_overflow_near_max(struct kunit *test)
 
 /* Lazy decay through the table */
 
-/* An entry decays only when read, by all the epochs since it last was. */
+/*
+ * A set decays when it is locked, all its ways at once, by all the epochs
+ * since it last was.
+ */
 static void lazy_decay_on_read(struct kunit *test)
 {
 	struct hottier_heat *h = new_table(test, 16);
 	struct hottier_heat_entry *e;
+	struct hottier_heat_set *set;
 
 	e = heat_get(h, 42, 1024);
 	KUNIT_ASSERT_NOT_NULL(test, e);
-	KUNIT_EXPECT_EQ(test, e->epoch, 0U);
+	set = set_of(h, 42);
+	KUNIT_EXPECT_EQ(test, set->epoch, 0U);
 
 	ticks(h, HOTTIER_EPOCHS_PER_HALFLIFE);
-	/* Nothing touched it: the stored value is as of epoch 0. */
-	KUNIT_EXPECT_EQ(test, e->heat, 1024U);
-	KUNIT_EXPECT_EQ(test, e->epoch, 0U);
+	/* Nothing locked the set: the stored value is as of epoch 0. */
+	KUNIT_EXPECT_EQ(test, (u32)e->heat, 1024U);
+	KUNIT_EXPECT_EQ(test, set->epoch, 0U);
 	KUNIT_EXPECT_EQ(test, heat_read(h, e), 512U);
-	KUNIT_EXPECT_EQ(test, e->epoch, (u32)HOTTIER_EPOCHS_PER_HALFLIFE);
+	KUNIT_EXPECT_EQ(test, set->epoch, (u32)HOTTIER_EPOCHS_PER_HALFLIFE);
 	/* A second read in the same epoch does not decay it again. */
 	KUNIT_EXPECT_EQ(test, heat_read(h, e), 512U);
 
@@ -332,6 +338,27 @@ static void lazy_decay_on_read(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, heat_read(h, e), 0U);
 }
 
+/* Locking a set for one extent brings every way of it up to date. */
+static void lazy_decay_whole_set(struct kunit *test)
+{
+	struct hottier_heat *h = new_table(test, HOTTIER_HEAT_WAYS);
+	struct hottier_heat_entry *e[HOTTIER_HEAT_WAYS];
+	struct hottier_heat_set *set;
+	unsigned long flags;
+	int i;
+
+	/* One set: every extent lands in it. */
+	for (i = 0; i < HOTTIER_HEAT_WAYS; i++) {
+		e[i] = heat_get(h, 100 + i, 256 * (i + 1));
+		KUNIT_ASSERT_NOT_NULL(test, e[i]);
+	}
+	ticks(h, HOTTIER_EPOCHS_PER_HALFLIFE);
+	set = hottier_heat_lock(h, 100, &flags);
+	hottier_heat_unlock(set, flags);
+	for (i = 0; i < HOTTIER_HEAT_WAYS; i++)
+		KUNIT_EXPECT_EQ(test, (u32)e[i]->heat, 128U * (i + 1));
+}
+
 /* An addition first brings the entry up to date, then adds. */
 static void lazy_decay_on_add(struct kunit *test)
 {
@@ -343,7 +370,8 @@ static void lazy_decay_on_add(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, heat_add(h, e, 1024), 1024U);
 	ticks(h, HOTTIER_EPOCHS_PER_HALFLIFE);
 	KUNIT_EXPECT_EQ(test, heat_add(h, e, HOTTIER_HEAT_ONE), 512U + 16);
-	KUNIT_EXPECT_EQ(test, e->epoch, (u32)HOTTIER_EPOCHS_PER_HALFLIFE);
+	KUNIT_EXPECT_EQ(test, set_of(h, 7)->epoch,
+			(u32)HOTTIER_EPOCHS_PER_HALFLIFE);
 	ticks(h, HOTTIER_EPOCHS_PER_HALFLIFE);
 	KUNIT_EXPECT_EQ(test, heat_read(h, e), (512U + 16) / 2);
 }
@@ -361,7 +389,7 @@ static void add_saturates_at_max(struct kunit *test)
 			HOTTIER_HEAT_MAX);
 	/* heat + amount would wrap a u32: still the maximum. */
 	KUNIT_EXPECT_EQ(test, heat_add(h, e, U32_MAX), HOTTIER_HEAT_MAX);
-	KUNIT_EXPECT_EQ(test, e->heat, HOTTIER_HEAT_MAX);
+	KUNIT_EXPECT_EQ(test, (u32)e->heat, HOTTIER_HEAT_MAX);
 	/* Saturated heat decays like any other. */
 	ticks(h, HOTTIER_EPOCHS_PER_HALFLIFE);
 	KUNIT_EXPECT_EQ(test, heat_read(h, e), HOTTIER_HEAT_MAX / 2);
@@ -537,9 +565,9 @@ static void recycle_takes_coldest_way(struct kunit *test)
 		KUNIT_EXPECT_PTR_EQ(test, heat_find(h, ext[i]), ways[i]);
 	KUNIT_EXPECT_EQ(test, tracked(h), (u64)HOTTIER_HEAT_WAYS);
 	/* The recycled way starts afresh. */
-	KUNIT_EXPECT_EQ(test, e->extent, ext[HOTTIER_HEAT_WAYS]);
-	KUNIT_EXPECT_EQ(test, e->heat, 0U);
-	KUNIT_EXPECT_EQ(test, e->flags, (u16)HOTTIER_E_VALID);
+	KUNIT_EXPECT_EQ(test, (u64)e->extent, ext[HOTTIER_HEAT_WAYS]);
+	KUNIT_EXPECT_EQ(test, (u32)e->heat, 0U);
+	KUNIT_EXPECT_EQ(test, (u32)e->flags, (u16)HOTTIER_E_VALID);
 }
 
 /*
@@ -613,9 +641,9 @@ static void recycle_skips_busy_ways(struct kunit *test)
 			elsewhere++;
 	KUNIT_EXPECT_EQ(test, elsewhere, 0U);
 	for (i = 0; i < hottest; i++) {
-		KUNIT_EXPECT_EQ(test, ways[i]->flags,
+		KUNIT_EXPECT_EQ(test, (u32)ways[i]->flags,
 				(u16)(HOTTIER_E_VALID | c->flags));
-		KUNIT_EXPECT_NOT_NULL(test, heat_find(h, ways[i]->extent));
+		KUNIT_EXPECT_NOT_NULL(test, heat_find(h, (u64)ways[i]->extent));
 	}
 	KUNIT_EXPECT_EQ(test, tracked(h), (u64)HOTTIER_HEAT_WAYS);
 }
@@ -666,7 +694,7 @@ static void forget_decrements_tracked(struct kunit *test)
 	heat_forget(h, ways[7]);
 	KUNIT_EXPECT_EQ(test, tracked(h), (u64)HOTTIER_HEAT_WAYS - 1);
 	KUNIT_EXPECT_NULL(test, heat_find(h, ext[7]));
-	KUNIT_EXPECT_EQ(test, ways[7]->flags, 0);
+	KUNIT_EXPECT_EQ(test, (u32)ways[7]->flags, 0);
 	/* Forgetting a free way again changes nothing. */
 	heat_forget(h, ways[7]);
 	KUNIT_EXPECT_EQ(test, tracked(h), (u64)HOTTIER_HEAT_WAYS - 1);
@@ -714,7 +742,7 @@ static void queued_survives_flood_until_taken(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, untracked, 0U);
 	KUNIT_EXPECT_EQ(test, took, 0U);
 	KUNIT_EXPECT_PTR_EQ(test, heat_find(h, 77), cand);
-	KUNIT_EXPECT_EQ(test, cand->flags,
+	KUNIT_EXPECT_EQ(test, (u32)cand->flags,
 			(u16)(HOTTIER_E_VALID | HOTTIER_E_QUEUED));
 
 	heat_set_flags(h, cand, 0, HOTTIER_E_QUEUED);
@@ -992,6 +1020,7 @@ static struct kunit_case hottier_heat_cases[] = {
 	KUNIT_CASE(decay_zero_after_32_halflives),
 	KUNIT_CASE(decay_no_overflow_near_max),
 	KUNIT_CASE(lazy_decay_on_read),
+	KUNIT_CASE(lazy_decay_whole_set),
 	KUNIT_CASE(lazy_decay_on_add),
 	KUNIT_CASE(add_saturates_at_max),
 	KUNIT_CASE(threshold_crossed_after_n_reads),

@@ -126,14 +126,36 @@ void hottier_heat_tick(struct hottier_heat *h)
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_tick);
 
+/* Set @i locked, every way's heat brought up to the table's epoch. */
+struct hottier_heat_set *hottier_heat_lock_set(struct hottier_heat *h, u32 i,
+					       unsigned long *flags)
+	__acquires(set->lock)
+{
+	struct hottier_heat_set *set = hottier_heat_set(h, i);
+	u16 now;
+	int w;
+
+	spin_lock_irqsave(&set->lock, *flags);
+	now = atomic_read(&h->epoch);
+	if (set->epoch == now)
+		return set;
+	for (w = 0; w < HOTTIER_HEAT_WAYS; w++) {
+		struct hottier_heat_entry *e = &set->way[w];
+
+		if (e->flags & HOTTIER_E_VALID)
+			e->heat = hottier_heat_decay(e->heat,
+						     (u16)(now - set->epoch));
+	}
+	set->epoch = now;
+	return set;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_lock_set);
+
 struct hottier_heat_set *hottier_heat_lock(struct hottier_heat *h, u64 extent,
 					   unsigned long *flags)
 	__acquires(set->lock)
 {
-	struct hottier_heat_set *set = hottier_heat_set(h, set_index(h, extent));
-
-	spin_lock_irqsave(&set->lock, *flags);
-	return set;
+	return hottier_heat_lock_set(h, set_index(h, extent), flags);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_lock);
 
@@ -159,31 +181,22 @@ struct hottier_heat_entry *__hottier_heat_find(struct hottier_heat_set *set,
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_heat_find);
 
-u32 __hottier_heat_read(struct hottier_heat *h, struct hottier_heat_entry *e)
+/* The set was brought up to date when it was locked. */
+u32 __hottier_heat_read(struct hottier_heat_entry *e)
 {
-	u16 now = atomic_read(&h->epoch);
-
-	if (e->epoch != now) {
-		e->heat = hottier_heat_decay(e->heat, (u16)(now - e->epoch));
-		e->epoch = now;
-	}
 	return e->heat;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_heat_read);
 
-u32 __hottier_heat_add(struct hottier_heat *h, struct hottier_heat_entry *e,
-		       u32 amount)
+u32 __hottier_heat_add(struct hottier_heat_entry *e, u32 amount)
 {
-	u32 heat = __hottier_heat_read(h, e);
-
-	e->heat = min_t(u64, (u64)heat + amount, HOTTIER_HEAT_MAX);
+	e->heat = min_t(u64, (u64)e->heat + amount, HOTTIER_HEAT_MAX);
 	return e->heat;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_heat_add);
 
 /* The way a new extent takes: a free one, else the coldest idle one. */
-static struct hottier_heat_entry *victim_way(struct hottier_heat *h,
-					     struct hottier_heat_set *set)
+static struct hottier_heat_entry *victim_way(struct hottier_heat_set *set)
 {
 	struct hottier_heat_entry *best = NULL;
 	u32 best_heat = U32_MAX;
@@ -197,7 +210,7 @@ static struct hottier_heat_entry *victim_way(struct hottier_heat *h,
 			return e;
 		if (e->flags & HOTTIER_E_BUSY)
 			continue;
-		heat = __hottier_heat_read(h, e);
+		heat = e->heat;
 		if (heat < best_heat) {
 			best = e;
 			best_heat = heat;
@@ -218,14 +231,15 @@ struct hottier_heat_entry *__hottier_heat_get(struct hottier_heat *h,
 
 	if (e)
 		return e;
-	e = victim_way(h, set);
+	if (WARN_ON_ONCE(extent >= HOTTIER_EXTENT_LIMIT))
+		return NULL;
+	e = victim_way(set);
 	if (!e)
 		return NULL;
 	if (!(e->flags & HOTTIER_E_VALID))
 		atomic_inc(&h->tracked);
 	e->extent = extent;
 	e->heat = min_t(u32, initial_heat, HOTTIER_HEAT_MAX);
-	e->epoch = atomic_read(&h->epoch);
 	e->flags = HOTTIER_E_VALID;
 	return e;
 }

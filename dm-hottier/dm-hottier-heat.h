@@ -13,7 +13,9 @@
  *
  * Heat is fixed point (HOTTIER_HEAT_ONE per read) and decays lazily: a
  * global epoch advances HOTTIER_EPOCHS_PER_HALFLIFE times per half-life
- * (hottier_heat_tick()), and an entry is brought up to date when touched.
+ * (hottier_heat_tick()), and a set is brought up to date, all its ways at
+ * once, when it is locked. An entry is 8 bytes: its extent (below
+ * HOTTIER_EXTENT_LIMIT), heat and flags.
  */
 #ifndef DM_HOTTIER_HEAT_H
 #define DM_HOTTIER_HEAT_H
@@ -27,7 +29,12 @@
 #define HOTTIER_HEAT_WAYS		16
 #define HOTTIER_HEAT_SHIFT		4
 #define HOTTIER_HEAT_ONE		BIT(HOTTIER_HEAT_SHIFT)
-#define HOTTIER_HEAT_MAX		BIT(30)
+/* Heat saturates here (HOTTIER_HEAT_BITS of an entry): 262143 reads. */
+#define HOTTIER_HEAT_BITS		22
+#define HOTTIER_HEAT_MAX		(BIT(HOTTIER_HEAT_BITS) - 1)
+/* Extents are below this: 40 bits of an entry, and of a slot's record. */
+#define HOTTIER_EXTENT_BITS		40
+#define HOTTIER_EXTENT_LIMIT		BIT_ULL(HOTTIER_EXTENT_BITS)
 #define HOTTIER_EPOCHS_PER_HALFLIFE	4
 
 enum hottier_entry_flag {
@@ -38,20 +45,20 @@ enum hottier_entry_flag {
 /* Entries that must stay tracked: recycling them would lose state. */
 #define HOTTIER_E_BUSY	HOTTIER_E_QUEUED
 
-/*
- * An extent without a replica (a replica's heat lives in its slot). The
- * epoch is the low 16 bits of the table's: an entry left untouched for
- * 65536 epochs may decay less than it should, never more.
- */
+/* An extent without a replica (a replica's heat lives in its slot). */
 struct hottier_heat_entry {
-	u64 extent;	/* HDD extent index */
-	u32 heat;	/* as of .epoch */
-	u16 epoch;
-	u16 flags;	/* enum hottier_entry_flag */
+	u64 extent:HOTTIER_EXTENT_BITS;	/* HDD extent index */
+	u64 heat:HOTTIER_HEAT_BITS;	/* as of the set's epoch */
+	u64 flags:2;			/* enum hottier_entry_flag */
 };
 
+/*
+ * The epoch is the low 16 bits of the table's: a set left untouched for
+ * 65536 epochs may decay less than it should, never more.
+ */
 struct hottier_heat_set {
-	spinlock_t lock;	/* protects way[] */
+	spinlock_t lock;	/* protects epoch and way[] */
+	u16 epoch;		/* every way's heat is as of this epoch */
 	struct hottier_heat_entry way[HOTTIER_HEAT_WAYS];
 };
 
@@ -78,6 +85,9 @@ u64 hottier_heat_capacity(const struct hottier_heat *h);
 struct hottier_heat_set *hottier_heat_set(struct hottier_heat *h, u32 i);
 void hottier_heat_tick(struct hottier_heat *h);
 u32 hottier_heat_decay(u32 heat, u32 epochs);
+struct hottier_heat_set *hottier_heat_lock_set(struct hottier_heat *h, u32 i,
+					       unsigned long *flags)
+	__acquires(set->lock);
 
 struct hottier_heat_set *hottier_heat_lock(struct hottier_heat *h, u64 extent,
 					   unsigned long *flags)
@@ -91,9 +101,8 @@ struct hottier_heat_entry *__hottier_heat_find(struct hottier_heat_set *set,
 struct hottier_heat_entry *__hottier_heat_get(struct hottier_heat *h,
 					      struct hottier_heat_set *set,
 					      u64 extent, u32 initial_heat);
-u32 __hottier_heat_read(struct hottier_heat *h, struct hottier_heat_entry *e);
-u32 __hottier_heat_add(struct hottier_heat *h, struct hottier_heat_entry *e,
-		       u32 amount);
+u32 __hottier_heat_read(struct hottier_heat_entry *e);
+u32 __hottier_heat_add(struct hottier_heat_entry *e, u32 amount);
 void __hottier_heat_forget(struct hottier_heat *h,
 			   struct hottier_heat_entry *e);
 

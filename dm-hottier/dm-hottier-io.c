@@ -149,9 +149,9 @@ static int map_read(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 	scan = hottier_seq_note(&ht->seq, offset, bio_sectors(bio), cutoff);
 	lock = hottier_map_lock(m, extent, &flags);
 	slot = __hottier_map_find(m, extent);
-	if (slot != HOTTIER_NIL &&
-	    hottier_mslot(m, slot)->state == HOTTIER_S_RESIDENT &&
-	    !is_degraded(ht)) {
+	if (slot != HOTTIER_NIL && !is_degraded(ht) &&
+	    hottier_mslot_state(hottier_mslot(m, slot)) ==
+	    HOTTIER_S_RESIDENT) {
 		if (!scan)
 			__hottier_map_hit(m, slot,
 					  hottier_policy_epoch(&ht->policy));
@@ -235,17 +235,18 @@ static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 	slot = __hottier_map_find(m, extent);
 	s = slot == HOTTIER_NIL ? NULL : hottier_mslot(m, slot);
 	/* Degraded: replicas go stale and are dropped by ssd_reset. */
-	if (!s || s->state != HOTTIER_S_RESIDENT || is_degraded(ht))
+	if (!s || hottier_mslot_state(s) != HOTTIER_S_RESIDENT ||
+	    is_degraded(ht))
 		goto hdd;
 	if (READ_ONCE(ht->args.write_policy) == HOTTIER_WRITE_AROUND) {
-		pinned = s->flags & HOTTIER_SF_PINNED;
+		pinned = hottier_mslot_flags(s) & HOTTIER_SF_PINNED;
 		__hottier_map_remove(m, slot);
 		hottier_map_unlock(lock, flags);
 		hottier_replica_dropped(ht, slot, pinned);
 		remap_hdd(ht, bio, offset);
 		return DM_MAPIO_REMAPPED;
 	}
-	if (s->flags & HOTTIER_SF_WRITING) {
+	if (hottier_mslot_flags(s) & HOTTIER_SF_WRITING) {
 		io->wait_slot = slot;
 		spin_lock(&ht->blocked_lock);
 		bio_list_add(&ht->blocked, bio);
@@ -253,7 +254,7 @@ static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 		hottier_map_unlock(lock, flags);
 		return DM_MAPIO_SUBMITTED;
 	}
-	s->flags |= HOTTIER_SF_WRITING;
+	__hottier_mslot_set_flags(s, HOTTIER_SF_WRITING, 0);
 	io->write_through = true;
 	io->slot = slot;
 	hottier_map_get(m, slot);
@@ -405,9 +406,10 @@ static void end_write_through(struct hottier *ht, struct hottier_io *io,
 		hottier_ssd_error(ht);
 	/* io->first: the extent written, whatever the slot holds by now. */
 	lock = hottier_map_lock(&ht->map, io->first, &flags);
-	s->flags &= ~HOTTIER_SF_WRITING;
-	pinned = s->flags & HOTTIER_SF_PINNED;
-	if ((error || io->ssd_status) && s->state == HOTTIER_S_RESIDENT &&
+	__hottier_mslot_set_flags(s, 0, HOTTIER_SF_WRITING);
+	pinned = hottier_mslot_flags(s) & HOTTIER_SF_PINNED;
+	if ((error || io->ssd_status) &&
+	    hottier_mslot_state(s) == HOTTIER_S_RESIDENT &&
 	    __hottier_map_find(&ht->map, io->first) == io->slot) {
 		__hottier_map_remove(&ht->map, io->slot);
 		dropped = true;

@@ -87,7 +87,7 @@ static u32 resident(struct rig *r, u64 extent)
 	lock = hottier_map_lock(&r->map, extent, &flags);
 	slot = __hottier_map_find(&r->map, extent);
 	if (slot != HOTTIER_NIL &&
-	    hottier_mslot(&r->map, slot)->state != HOTTIER_S_RESIDENT)
+	    hottier_mslot_state(hottier_mslot(&r->map, slot)) != HOTTIER_S_RESIDENT)
 		slot = HOTTIER_NIL;
 	hottier_map_unlock(lock, flags);
 	return slot;
@@ -103,7 +103,7 @@ static bool rig_read(struct rig *r, u64 extent, bool scan)
 	lock = hottier_map_lock(&r->map, extent, &flags);
 	slot = __hottier_map_find(&r->map, extent);
 	if (slot != HOTTIER_NIL &&
-	    hottier_mslot(&r->map, slot)->state == HOTTIER_S_RESIDENT) {
+	    hottier_mslot_state(hottier_mslot(&r->map, slot)) == HOTTIER_S_RESIDENT) {
 		if (!scan)
 			__hottier_map_hit(&r->map, slot, epoch(r));
 		hottier_map_unlock(lock, flags);
@@ -142,21 +142,30 @@ static void rig_work(struct rig *r)
 
 /* Map */
 
-/* Memory per slot, as loaded: the record, the index, chunk pointers. */
-static void map_costs_32_bytes_a_slot_and_its_index(struct kunit *test)
+/*
+ * Memory per slot, as loaded: the record, the index, chunk pointers, the
+ * victim levels, and one heat entry a slot.
+ */
+static void map_costs_22_bytes_a_slot_and_its_index(struct kunit *test)
 {
 	u64 bytes = hottier_map_bytes(M1), heat = hottier_heat_bytes(M1);
 
-	KUNIT_EXPECT_EQ(test, sizeof(struct hottier_mslot), (size_t)32);
-	KUNIT_EXPECT_EQ(test, sizeof(struct hottier_heat_entry), (size_t)16);
-	/* 1M slots: 1M buckets, 4 bytes each. */
-	KUNIT_EXPECT_LE(test, bytes, (u64)M1 * (32 + 4) + 4096);
-	/* One heat entry a slot: 16 bytes, and a lock per 16. */
-	KUNIT_EXPECT_LE(test, heat,
-			(u64)M1 * 16 + (u64)M1 / 16 * sizeof(spinlock_t) +
-			4096);
+	KUNIT_EXPECT_EQ(test, sizeof(struct hottier_mslot), (size_t)16);
+	KUNIT_EXPECT_EQ(test, sizeof(struct hottier_heat_entry), (size_t)8);
+	/*
+	 * 1M slots: 1M buckets, 4 bytes each; 11 levels of a bit a slot
+	 * (and 1/64 of that above them).
+	 */
+	KUNIT_EXPECT_LE(test, bytes, (u64)M1 * (16 + 4) +
+			HOTTIER_MAP_LEVELS * (u64)M1 / 8 * 65 / 64 + 4096);
+	KUNIT_EXPECT_LE(test, bytes, (u64)M1 * 22);
+	/* One heat entry a slot: 8 bytes, and a lock and an epoch per 16. */
+	KUNIT_EXPECT_LE(test, sizeof(struct hottier_heat_set),
+			HOTTIER_HEAT_WAYS * 8 + sizeof(spinlock_t) + 8);
+	KUNIT_EXPECT_LE(test, heat, (u64)M1 / HOTTIER_HEAT_WAYS *
+			sizeof(struct hottier_heat_set) + 4096);
 	/* The largest allocation is a chunk, far below kvmalloc's limit. */
-	KUNIT_EXPECT_LE(test, (u64)HOTTIER_MAP_CHUNK * 32, 1ULL << 20);
+	KUNIT_EXPECT_LE(test, (u64)HOTTIER_MAP_CHUNK * 16, 1ULL << 20);
 }
 
 static void map_hands_out_every_slot_once(struct kunit *test)
@@ -169,8 +178,10 @@ static void map_hands_out_every_slot_once(struct kunit *test)
 		slot = hottier_map_alloc(&r->map);
 		KUNIT_ASSERT_LT(test, slot, 100U);
 		KUNIT_EXPECT_FALSE(test, test_and_set_bit(slot, seen));
-		KUNIT_EXPECT_EQ(test, hottier_mslot(&r->map, slot)->state,
-				(u8)HOTTIER_S_RESERVED);
+		KUNIT_EXPECT_EQ(test,
+				hottier_mslot_state(hottier_mslot(&r->map,
+								  slot)),
+				(unsigned int)HOTTIER_S_RESERVED);
 	}
 	KUNIT_EXPECT_EQ(test, hottier_map_alloc(&r->map), HOTTIER_NIL);
 	KUNIT_EXPECT_EQ(test, hottier_map_nr_free(&r->map), 0U);
@@ -294,6 +305,197 @@ static void map_levels_move_down_with_each_half_life(struct kunit *test)
 	hottier_map_victim(&r->map, epoch(r), &heat, &extent, NULL);
 	KUNIT_EXPECT_EQ(test, extent, 1ULL);
 	KUNIT_EXPECT_EQ(test, heat, 8 * HOTTIER_HEAT_ONE);
+}
+
+/*
+ * A replica left alone longer than its 6-bit epoch can count still decays
+ * to nothing: the refresh keeps the epoch from wrapping.
+ */
+static void map_idle_replica_heat_never_wraps(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 8, 64);
+	struct hottier_mlock *lock;
+	unsigned long flags;
+	u32 slot;
+	int i;
+
+	slot = install(r, 1, 100, false);
+	for (i = 0; i < 256; i++)
+		hottier_policy_tick(&r->p);
+	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map, slot),
+						 epoch(r)), 0U);
+	/* One read since is one read, and it too decays to nothing. */
+	lock = hottier_map_lock(&r->map, 1, &flags);
+	KUNIT_EXPECT_EQ(test, __hottier_map_hit(&r->map, slot, epoch(r)),
+			(u32)HOTTIER_HEAT_ONE);
+	hottier_map_unlock(lock, flags);
+	for (i = 0; i < 3 * 256 + 17; i++)
+		hottier_policy_tick(&r->p);
+	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map, slot),
+						 epoch(r)), 0U);
+}
+
+/* A record keeps 40 bits of extent, and heat saturates at 1023 reads. */
+static void map_record_holds_40_bit_extents(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 8, 64);
+	struct hottier_mlock *lock;
+	u64 big = HOTTIER_EXTENT_LIMIT - 1, extent;
+	unsigned long flags;
+	u32 slot, heat;
+	int i;
+
+	slot = install(r, big, 5000, false);
+	install(r, big & U32_MAX, 1, false);	/* same low bits */
+	lock = hottier_map_lock(&r->map, big, &flags);
+	KUNIT_EXPECT_EQ(test, __hottier_map_find(&r->map, big), slot);
+	for (i = 0; i < 10; i++)
+		__hottier_map_hit(&r->map, slot, epoch(r));
+	hottier_map_unlock(lock, flags);
+	KUNIT_EXPECT_EQ(test, hottier_mslot_extent(hottier_mslot(&r->map, slot)),
+			big);
+	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map, slot),
+						 epoch(r)),
+			(u32)HOTTIER_SLOT_HEAT_MAX);
+	KUNIT_EXPECT_EQ(test, hottier_heat_band(HOTTIER_SLOT_HEAT_MAX),
+			HOTTIER_MAP_LEVELS - 1U);
+	/* The colder one, with the same low 32 bits, is the victim. */
+	hottier_map_victim(&r->map, epoch(r), &heat, &extent, NULL);
+	KUNIT_EXPECT_EQ(test, extent, big & U32_MAX);
+}
+
+/*
+ * Victims in every level, aged many times round the ring: each victim
+ * choice finds the coldest level with slots in it, and levels merge
+ * without losing a slot.
+ */
+static void map_levels_ring_keeps_every_slot(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 4096, 64);
+	struct hottier_mlock *lock;
+	unsigned int n = 0, visits;
+	unsigned long flags;
+	u32 i, slot, heat;
+	u64 extent;
+
+	for (i = 0; i < 4096; i++)
+		install(r, i, 1U << (i % 11), i % 7 == 0);
+	for (i = 0; i < 3 * HOTTIER_MAP_LEVELS; i++)
+		hottier_map_age(&r->map);
+	for (;;) {
+		slot = hottier_map_victim(&r->map, epoch(r), &heat, &extent,
+					  &visits);
+		if (slot == HOTTIER_NIL)
+			break;
+		KUNIT_EXPECT_LE(test, visits,
+				(unsigned int)HOTTIER_VICTIM_VISITS);
+		KUNIT_EXPECT_NE(test, extent % 7, 0ULL);
+		lock = hottier_map_lock(&r->map, extent, &flags);
+		KUNIT_ASSERT_EQ(test, __hottier_map_find(&r->map, extent), slot);
+		__hottier_map_remove(&r->map, slot);
+		hottier_map_unlock(lock, flags);
+		hottier_map_put(&r->map, slot);
+		n++;
+	}
+	/* Every unpinned replica came out, once. */
+	KUNIT_EXPECT_EQ(test, n, 4096U - 4096U / 7 - 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&r->map.resident), 4096 / 7 + 1);
+}
+
+/*
+ * Range operations at a million slots over an HDD of 64M extents: the walk
+ * visits exactly the extents with a slot in the range, however long the
+ * range. Without the index (an HDD of more than 64 extents a slot) it
+ * visits every extent of a short range, or every slot for a long one.
+ */
+static void map_range_walk_visits_only_replicas_in_range(struct kunit *test)
+{
+	struct rig *r = new_rig(test, M1, 64);
+	struct hottier_range_iter it;
+	u64 extent, prev, n;
+	u32 i;
+
+	KUNIT_ASSERT_EQ(test, hottier_map_init_ranges(&r->map, 64ULL * M1), 0);
+	KUNIT_EXPECT_LE(test, hottier_map_range_bytes(M1, 64ULL * M1),
+			(u64)M1 * 8 * 65 / 64 + PAGE_SIZE);
+	/* A replica every 61 extents from 0, and a copying slot at the end. */
+	for (i = 0; i < M1 - 1; i++)
+		install(r, (u64)i * 61, 1, false);
+	{
+		struct hottier_mlock *lock;
+		unsigned long flags;
+		u32 slot = hottier_map_alloc(&r->map);
+
+		lock = hottier_map_lock(&r->map, 64ULL * M1 - 1, &flags);
+		__hottier_map_insert(&r->map, slot, 64ULL * M1 - 1);
+		hottier_map_unlock(lock, flags);
+	}
+
+	/* 32M extents hold 550073 replicas: that many visits, in order. */
+	hottier_map_range_start(&r->map, &it, 1000, 1000 + 32ULL * M1 - 1);
+	n = 0;
+	prev = 0;
+	while (hottier_map_range_next(&r->map, &it, &extent)) {
+		KUNIT_ASSERT_EQ(test, extent % 61, 0ULL);
+		KUNIT_ASSERT_GT(test, extent, prev);
+		prev = extent;
+		n++;
+	}
+	KUNIT_EXPECT_EQ(test, n, (1000 + 32ULL * M1 - 1) / 61 - 1000 / 61);
+	KUNIT_EXPECT_EQ(test, (u64)it.visits, n);
+
+	/* A range with none: no visit. The copying slot is found. */
+	hottier_map_range_start(&r->map, &it, 62, 121);
+	KUNIT_EXPECT_FALSE(test, hottier_map_range_next(&r->map, &it, &extent));
+	KUNIT_EXPECT_EQ(test, it.visits, 0UL);
+	hottier_map_range_start(&r->map, &it, 61ULL * M1, U64_MAX - 1);
+	KUNIT_EXPECT_TRUE(test, hottier_map_range_next(&r->map, &it, &extent));
+	KUNIT_EXPECT_EQ(test, extent, 64ULL * M1 - 1);
+	KUNIT_EXPECT_FALSE(test, hottier_map_range_next(&r->map, &it, &extent));
+
+	/* Removed replicas leave the index. */
+	for (i = 0; i < 100; i++) {
+		struct hottier_mlock *lock;
+		unsigned long flags;
+		u32 slot;
+
+		lock = hottier_map_lock(&r->map, (u64)i * 61, &flags);
+		slot = __hottier_map_find(&r->map, (u64)i * 61);
+		__hottier_map_remove(&r->map, slot);
+		hottier_map_unlock(lock, flags);
+		hottier_map_put(&r->map, slot);
+	}
+	hottier_map_range_start(&r->map, &it, 0, 101 * 61);
+	n = 0;
+	while (hottier_map_range_next(&r->map, &it, &extent))
+		n++;
+	KUNIT_EXPECT_EQ(test, n, 2ULL);
+}
+
+static void map_range_walk_without_index(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 1024, 64);
+	struct hottier_range_iter it;
+	u64 extent, n = 0;
+	u32 i;
+
+	/* 65 extents a slot: no index. */
+	KUNIT_ASSERT_EQ(test, hottier_map_init_ranges(&r->map, 65 * 1024), 0);
+	KUNIT_EXPECT_EQ(test, hottier_map_range_bytes(1024, 65 * 1024), 0ULL);
+	for (i = 0; i < 1024; i++)
+		install(r, (u64)i * 65, 1, false);
+	/* Short: every extent. */
+	hottier_map_range_start(&r->map, &it, 0, 99);
+	while (hottier_map_range_next(&r->map, &it, &extent))
+		n++;
+	KUNIT_EXPECT_EQ(test, n, 100ULL);
+	/* Long: every slot, yielding those in range. */
+	n = 0;
+	hottier_map_range_start(&r->map, &it, 65, 65 * 1024);
+	while (hottier_map_range_next(&r->map, &it, &extent))
+		n++;
+	KUNIT_EXPECT_EQ(test, n, 1023ULL);
+	KUNIT_EXPECT_EQ(test, it.visits, 1024UL);
 }
 
 /*
@@ -558,12 +760,17 @@ static void loop_evictions_at_1m_slots_stay_bounded(struct kunit *test)
 }
 
 static struct kunit_case hottier_map_cases[] = {
-	KUNIT_CASE(map_costs_32_bytes_a_slot_and_its_index),
+	KUNIT_CASE(map_costs_22_bytes_a_slot_and_its_index),
 	KUNIT_CASE(map_hands_out_every_slot_once),
 	KUNIT_CASE(map_index_finds_and_removes_along_chains),
 	KUNIT_CASE(map_slot_frees_after_its_last_io),
 	KUNIT_CASE(map_victim_is_coldest_and_follows_hits),
 	KUNIT_CASE(map_levels_move_down_with_each_half_life),
+	KUNIT_CASE(map_idle_replica_heat_never_wraps),
+	KUNIT_CASE(map_record_holds_40_bit_extents),
+	KUNIT_CASE(map_levels_ring_keeps_every_slot),
+	KUNIT_CASE(map_range_walk_visits_only_replicas_in_range),
+	KUNIT_CASE(map_range_walk_without_index),
 	KUNIT_CASE(map_victim_visits_at_most_64_at_1m_slots),
 	{}
 };

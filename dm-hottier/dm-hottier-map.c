@@ -6,15 +6,14 @@
 #include "dm-hottier-map.h"
 #include "dm-hottier-compat.h"
 
+#include <linux/bitmap.h>
 #include <linux/gfp.h>
 #include <linux/hash.h>
 #include <linux/kernel.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
-
-/* Table loads never wake the OOM killer, nor warn: they fail. */
-#define HOTTIER_MAP_GFP	(GFP_KERNEL | __GFP_NOWARN | __GFP_RETRY_MAYFAIL)
+#include <linux/vmalloc.h>
 
 static u32 bucket_bits(u64 nr_slots)
 {
@@ -27,6 +26,19 @@ static u32 nr_chunks(u64 n)
 	return DIV_ROUND_UP_ULL(n, HOTTIER_MAP_CHUNK);
 }
 
+/* Words of a hierarchical bitmap of @nbits, all its rows. */
+static u64 hbm_words(unsigned long nbits)
+{
+	unsigned long n = nbits;
+	u64 words = 0;
+
+	do {
+		words += BITS_TO_LONGS(n);
+		n = BITS_TO_LONGS(n);
+	} while (n > 1);
+	return words;
+}
+
 /* What hottier_map_init() allocates for nr_slots, in bytes. */
 u64 hottier_map_bytes(u64 nr_slots)
 {
@@ -35,9 +47,145 @@ u64 hottier_map_bytes(u64 nr_slots)
 	return nr_slots * sizeof(struct hottier_mslot) +
 	       nr_buckets * sizeof(u32) +
 	       (u64)(nr_chunks(nr_slots) + nr_chunks(nr_buckets)) *
-	       sizeof(void *);
+	       sizeof(void *) +
+	       HOTTIER_MAP_LEVELS * hbm_words(max_t(u64, nr_slots, 1)) *
+	       sizeof(unsigned long);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_bytes);
+
+/* Table loads never wake the OOM killer, nor warn: they fail. */
+#define HOTTIER_MAP_GFP	(GFP_KERNEL | __GFP_NOWARN | __GFP_RETRY_MAYFAIL)
+
+/* Hierarchical bitmaps (struct hottier_hbm): a victim level each */
+
+/*
+ * Zeroed memory that costs what it asks for, to the page: kvmalloc() would
+ * round a bitmap of 1M slots (130 KiB) up to a 256 KiB kmalloc.
+ */
+static void *zalloc_exact(size_t size)
+{
+	if (size <= PAGE_SIZE)
+		return kzalloc(size, HOTTIER_MAP_GFP);
+	return __vmalloc(size, HOTTIER_MAP_GFP | __GFP_ZERO);
+}
+
+static int hbm_init(struct hottier_hbm *b, unsigned long nbits)
+{
+	unsigned long *w, n = nbits;
+	unsigned int k = 0;
+
+	memset(b, 0, sizeof(*b));
+	if (WARN_ON_ONCE(nbits > BIT_ULL(6 * (HOTTIER_HBM_DEPTH - 1)) ||
+			 !nbits))
+		return -EINVAL;
+	w = zalloc_exact(hbm_words(nbits) * sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	do {
+		b->w[k] = w;
+		b->nbits[k] = n;
+		w += BITS_TO_LONGS(n);
+		n = BITS_TO_LONGS(n);
+		k++;
+	} while (n > 1);
+	b->depth = k;
+	return 0;
+}
+
+static void hbm_exit(struct hottier_hbm *b)
+{
+	kvfree(b->w[0]);
+	b->w[0] = NULL;
+}
+
+static bool hbm_test(const struct hottier_hbm *b, unsigned long i)
+{
+	return test_bit(i, b->w[0]);
+}
+
+static void hbm_set(struct hottier_hbm *b, unsigned long i)
+{
+	unsigned int k;
+
+	if (hbm_test(b, i))
+		return;
+	b->count++;
+	for (k = 0; k < b->depth; k++) {
+		unsigned long *word = &b->w[k][BIT_WORD(i)];
+		bool was_empty = !*word;
+
+		*word |= BIT_MASK(i);
+		if (!was_empty)
+			break;
+		i = BIT_WORD(i);
+	}
+}
+
+/* True if @i was set. */
+static bool hbm_clear(struct hottier_hbm *b, unsigned long i)
+{
+	unsigned int k;
+
+	if (!hbm_test(b, i))
+		return false;
+	b->count--;
+	for (k = 0; k < b->depth; k++) {
+		unsigned long *word = &b->w[k][BIT_WORD(i)];
+
+		*word &= ~BIT_MASK(i);
+		if (*word)
+			break;
+		i = BIT_WORD(i);
+	}
+	return true;
+}
+
+/* The first bit set at or after @from, or HOTTIER_HBM_NONE: O(depth). */
+static unsigned long hbm_find(const struct hottier_hbm *b, unsigned long from)
+{
+	unsigned long word, i = from;
+	unsigned int k;
+
+	for (k = 0; k < b->depth; k++) {
+		if (i >= b->nbits[k])
+			return HOTTIER_HBM_NONE;
+		word = b->w[k][BIT_WORD(i)] & BITMAP_FIRST_WORD_MASK(i);
+		if (word) {
+			i = (i & ~(BITS_PER_LONG - 1)) + __ffs(word);
+			while (k--)
+				i = i * BITS_PER_LONG + __ffs(b->w[k][i]);
+			return i;
+		}
+		i = BIT_WORD(i) + 1;
+	}
+	return HOTTIER_HBM_NONE;
+}
+
+/* Word @j of row @k of @src, and all below it, into @dst; @src's cleared. */
+static void hbm_merge_word(struct hottier_hbm *dst, struct hottier_hbm *src,
+			   unsigned int k, unsigned long j)
+{
+	unsigned long word = src->w[k][j];
+	unsigned int t;
+
+	if (k)
+		for_each_set_bit(t, &word, BITS_PER_LONG)
+			hbm_merge_word(dst, src, k - 1, j * BITS_PER_LONG + t);
+	dst->w[k][j] |= word;
+	src->w[k][j] = 0;
+}
+
+/* @dst |= @src, @src emptied: time in proportion to @src's words in use. */
+static void hbm_merge(struct hottier_hbm *dst, struct hottier_hbm *src)
+{
+	if (!src->count)
+		return;
+	hbm_merge_word(dst, src, src->depth - 1, 0);
+	dst->count += src->count;
+	src->count = 0;
+}
+
+/* Slots, buckets, levels */
 
 static u32 *bucket(struct hottier_map *m, u32 b)
 {
@@ -50,65 +198,57 @@ static u32 bucket_of(struct hottier_map *m, u64 extent)
 	return hash_64(extent, m->bucket_bits);
 }
 
-/* List links: a slot's, or a head's (index nr_slots + head). */
-static u32 *next_of(struct hottier_map *m, u32 i)
+static struct hottier_hbm *level(struct hottier_map *m, unsigned int lvl)
 {
-	return i < m->nr_slots ? &hottier_mslot(m, i)->next :
-				 &m->head[i - m->nr_slots].next;
+	return &m->level[(m->base + lvl) % HOTTIER_MAP_LEVELS];
 }
 
-static u32 *prev_of(struct hottier_map *m, u32 i)
+static unsigned int state_of(const struct hottier_mslot *s)
 {
-	return i < m->nr_slots ? &hottier_mslot(m, i)->prev :
-				 &m->head[i - m->nr_slots].prev;
+	return FIELD_GET(HOTTIER_MS_STATE, s->meta);
 }
 
-static u32 head_index(struct hottier_map *m, unsigned int head)
+static void set_state(struct hottier_mslot *s, unsigned int state)
 {
-	return m->nr_slots + head;
+	WRITE_ONCE(s->meta, u32_replace_bits(s->meta, state,
+					     HOTTIER_MS_STATE));
 }
 
-static bool mq_empty(struct hottier_map *m, unsigned int head)
+static bool is_pinned(const struct hottier_mslot *s)
 {
-	return m->head[head].next == head_index(m, head);
+	return FIELD_GET(HOTTIER_MS_FLAGS, s->meta) & HOTTIER_SF_PINNED;
 }
 
-static void mq_add_tail(struct hottier_map *m, unsigned int head, u32 i)
+void __hottier_mslot_set_flags(struct hottier_mslot *s, unsigned int set,
+			       unsigned int clear)
 {
-	u32 h = head_index(m, head);
-	u32 last = m->head[head].prev;
+	u32 flags = (FIELD_GET(HOTTIER_MS_FLAGS, s->meta) & ~clear) | set;
 
-	*next_of(m, last) = i;
-	*prev_of(m, i) = last;
-	*next_of(m, i) = h;
-	m->head[head].prev = i;
+	WRITE_ONCE(s->meta, u32_replace_bits(s->meta, flags,
+					     HOTTIER_MS_FLAGS));
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_mslot_set_flags);
+
+static void set_heat(struct hottier_mslot *s, u32 heat, u16 epoch)
+{
+	u32 meta = s->meta;
+
+	heat = min_t(u32, heat, HOTTIER_SLOT_HEAT_MAX);
+	meta = u32_replace_bits(meta, heat >> HOTTIER_SLOT_HEAT_SHIFT,
+				HOTTIER_MS_HEAT);
+	meta = u32_replace_bits(meta, epoch & HOTTIER_EPOCH_MASK,
+				HOTTIER_MS_EPOCH);
+	WRITE_ONCE(s->meta, meta);
 }
 
-static void mq_del(struct hottier_map *m, u32 i)
+static void free_push(struct hottier_map *m, u32 slot)
 {
-	u32 prev = *prev_of(m, i), next = *next_of(m, i);
+	struct hottier_mslot *s = hottier_mslot(m, slot);
 
-	*next_of(m, prev) = next;
-	*prev_of(m, next) = prev;
-	*next_of(m, i) = HOTTIER_NIL;
-	*prev_of(m, i) = HOTTIER_NIL;
-}
-
-/* Move all of @from to the tail of @to (both heads). */
-static void mq_splice_tail(struct hottier_map *m, unsigned int from,
-			   unsigned int to)
-{
-	u32 first = m->head[from].next, last = m->head[from].prev;
-	u32 t = head_index(m, to), tail = m->head[to].prev;
-
-	if (mq_empty(m, from))
-		return;
-	*next_of(m, tail) = first;
-	*prev_of(m, first) = tail;
-	*next_of(m, last) = t;
-	m->head[to].prev = last;
-	m->head[from].next = head_index(m, from);
-	m->head[from].prev = head_index(m, from);
+	WRITE_ONCE(s->meta, FIELD_PREP(HOTTIER_MS_STATE, HOTTIER_S_FREE));
+	s->hnext = m->free;
+	m->free = slot;
+	m->nr_free++;
 }
 
 static void free_chunks(void **chunks, u32 n)
@@ -148,7 +288,7 @@ int hottier_map_init(struct hottier_map *m, u32 nr_slots)
 	u32 i, nr_buckets;
 
 	memset(m, 0, sizeof(*m));
-	if (!nr_slots || nr_slots >= HOTTIER_NIL - HOTTIER_NR_MQ)
+	if (!nr_slots || nr_slots == HOTTIER_NIL)
 		return -EINVAL;
 	m->nr_slots = nr_slots;
 	m->bucket_bits = bucket_bits(nr_slots);
@@ -156,36 +296,139 @@ int hottier_map_init(struct hottier_map *m, u32 nr_slots)
 	m->slots = (struct hottier_mslot **)
 		alloc_chunks(nr_slots, sizeof(struct hottier_mslot));
 	m->buckets = (u32 **)alloc_chunks(nr_buckets, sizeof(u32));
-	if (!m->slots || !m->buckets) {
-		hottier_map_exit(m);
-		return -ENOMEM;
-	}
+	if (!m->slots || !m->buckets)
+		goto nomem;
+	for (i = 0; i < HOTTIER_MAP_LEVELS; i++)
+		if (hbm_init(&m->level[i], nr_slots))
+			goto nomem;
 	for (i = 0; i < HOTTIER_MAP_LOCKS; i++)
 		spin_lock_init(&m->locks[i].lock);
 	spin_lock_init(&m->qlock);
-	for (i = 0; i < HOTTIER_NR_MQ; i++) {
-		m->head[i].next = head_index(m, i);
-		m->head[i].prev = head_index(m, i);
-	}
+	spin_lock_init(&m->rlock);
 	for (i = 0; i < nr_buckets; i++)
 		*bucket(m, i) = HOTTIER_NIL;
-	for (i = 0; i < nr_slots; i++) {
-		struct hottier_mslot *s = hottier_mslot(m, i);
-
-		memset(s, 0, sizeof(*s));
-		s->hnext = HOTTIER_NIL;
-		s->state = HOTTIER_S_FREE;
-		s->queue = HOTTIER_SQ_FREE;
-		mq_add_tail(m, HOTTIER_MQ_FREE, i);
+	m->free = HOTTIER_NIL;
+	for (i = nr_slots; i-- > 0; ) {
+		atomic_set(&hottier_mslot(m, i)->refs, 0);
+		hottier_mslot(m, i)->extent_lo = 0;
+		free_push(m, i);
 	}
-	m->nr_free = nr_slots;
 	atomic_set(&m->resident, 0);
 	return 0;
+nomem:
+	hottier_map_exit(m);
+	return -ENOMEM;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_init);
 
+/* One bit per HDD extent, if that is at most HOTTIER_RANGE_BITS_PER_SLOT. */
+static bool ranges_indexed(u64 nr_slots, u64 nr_extents)
+{
+	return nr_extents && nr_extents <= nr_slots * HOTTIER_RANGE_BITS_PER_SLOT;
+}
+
+/* What hottier_map_init_ranges() allocates, in bytes. */
+u64 hottier_map_range_bytes(u64 nr_slots, u64 nr_extents)
+{
+	if (!ranges_indexed(nr_slots, nr_extents))
+		return 0;
+	return PAGE_ALIGN(hbm_words(nr_extents) * sizeof(unsigned long));
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_range_bytes);
+
+/*
+ * The range index for an HDD of @nr_extents, after hottier_map_init(), or
+ * none if it would cost more than HOTTIER_RANGE_BITS_PER_SLOT bits a slot.
+ */
+int hottier_map_init_ranges(struct hottier_map *m, u64 nr_extents)
+{
+	if (!ranges_indexed(m->nr_slots, nr_extents))
+		return 0;
+	return hbm_init(&m->extents, nr_extents);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_init_ranges);
+
+static void range_index(struct hottier_map *m, u64 extent, bool set)
+{
+	if (!m->extents.w[0] ||
+	    WARN_ON_ONCE(extent >= m->extents.nbits[0]))
+		return;
+	spin_lock(&m->rlock);
+	if (set)
+		hbm_set(&m->extents, extent);
+	else
+		hbm_clear(&m->extents, extent);
+	spin_unlock(&m->rlock);
+}
+
+void hottier_map_range_start(struct hottier_map *m,
+			     struct hottier_range_iter *it, u64 first, u64 last)
+{
+	it->next = first;
+	it->last = last;
+	it->slot = 0;
+	it->visits = 0;
+	if (m->extents.w[0])
+		it->how = HOTTIER_RW_INDEX;
+	else if (last - first < m->nr_slots)
+		it->how = HOTTIER_RW_EXTENTS;
+	else
+		it->how = HOTTIER_RW_SLOTS;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_range_start);
+
+/* The next extent of the range that may have a slot; false at the end. */
+bool hottier_map_range_next(struct hottier_map *m,
+			    struct hottier_range_iter *it, u64 *extent)
+{
+	unsigned long flags, e;
+	struct hottier_mslot *s;
+	unsigned int state;
+
+	if (it->next > it->last)
+		return false;
+	switch (it->how) {
+	case HOTTIER_RW_INDEX:
+		spin_lock_irqsave(&m->rlock, flags);
+		e = hbm_find(&m->extents, min_t(u64, it->next, ULONG_MAX));
+		spin_unlock_irqrestore(&m->rlock, flags);
+		if (e == HOTTIER_HBM_NONE || e > it->last)
+			return false;
+		break;
+	case HOTTIER_RW_EXTENTS:
+		e = it->next;
+		break;
+	default:
+		for (; it->slot < m->nr_slots; it->slot++) {
+			it->visits++;
+			s = hottier_mslot(m, it->slot);
+			state = hottier_mslot_state(s);
+			e = hottier_mslot_extent(s);
+			if ((state == HOTTIER_S_COPYING ||
+			     state == HOTTIER_S_RESIDENT) &&
+			    e >= it->next && e <= it->last) {
+				it->slot++;
+				*extent = e;
+				return true;
+			}
+		}
+		return false;
+	}
+	it->visits++;
+	it->next = (u64)e + 1;
+	*extent = e;
+	return true;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_range_next);
+
 void hottier_map_exit(struct hottier_map *m)
 {
+	unsigned int i;
+
+	hbm_exit(&m->extents);
+
+	for (i = 0; i < HOTTIER_MAP_LEVELS; i++)
+		hbm_exit(&m->level[i]);
 	free_chunks((void **)m->slots, nr_chunks(m->nr_slots));
 	free_chunks((void **)m->buckets,
 		    nr_chunks(1ULL << m->bucket_bits));
@@ -221,7 +464,7 @@ u32 __hottier_map_find(struct hottier_map *m, u64 extent)
 	while (i != HOTTIER_NIL) {
 		struct hottier_mslot *s = hottier_mslot(m, i);
 
-		if (s->extent == extent)
+		if (hottier_mslot_extent(s) == extent)
 			return i;
 		i = s->hnext;
 	}
@@ -232,8 +475,12 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_map_find);
 /* A resident slot's heat, decayed to @epoch (unlocked readers: a hint). */
 u32 hottier_mslot_heat(const struct hottier_mslot *s, u16 epoch)
 {
-	return hottier_heat_decay(READ_ONCE(s->heat),
-				  (u16)(epoch - READ_ONCE(s->epoch)));
+	u32 meta = READ_ONCE(s->meta);
+
+	return hottier_heat_decay(FIELD_GET(HOTTIER_MS_HEAT, meta) <<
+				  HOTTIER_SLOT_HEAT_SHIFT,
+				  (epoch - FIELD_GET(HOTTIER_MS_EPOCH, meta)) &
+				  HOTTIER_EPOCH_MASK);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_mslot_heat);
 
@@ -244,8 +491,7 @@ u32 __hottier_map_hit(struct hottier_map *m, u32 slot, u16 epoch)
 	u32 heat = hottier_mslot_heat(s, epoch) + HOTTIER_HEAT_ONE;
 
 	heat = min_t(u32, heat, HOTTIER_SLOT_HEAT_MAX);
-	WRITE_ONCE(s->heat, heat);
-	WRITE_ONCE(s->epoch, epoch);
+	set_heat(s, heat, epoch);
 	return heat;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_map_hit);
@@ -255,17 +501,17 @@ u32 hottier_map_alloc(struct hottier_map *m)
 {
 	struct hottier_mslot *s;
 	unsigned long flags;
-	u32 slot = HOTTIER_NIL;
+	u32 slot;
 
 	spin_lock_irqsave(&m->qlock, flags);
-	if (!mq_empty(m, HOTTIER_MQ_FREE)) {
-		slot = m->head[HOTTIER_MQ_FREE].next;
-		mq_del(m, slot);
-		m->nr_free--;
+	slot = m->free;
+	if (slot != HOTTIER_NIL) {
 		s = hottier_mslot(m, slot);
-		s->queue = HOTTIER_SQ_NONE;
-		s->state = HOTTIER_S_RESERVED;
-		s->flags = 0;
+		m->free = s->hnext;
+		m->nr_free--;
+		s->hnext = HOTTIER_NIL;
+		WRITE_ONCE(s->meta, FIELD_PREP(HOTTIER_MS_STATE,
+					       HOTTIER_S_RESERVED));
 		atomic_set(&s->refs, 1);
 	}
 	spin_unlock_irqrestore(&m->qlock, flags);
@@ -290,13 +536,9 @@ bool hottier_map_put(struct hottier_map *m, u32 slot)
 
 	if (!atomic_dec_and_test(&s->refs))
 		return false;
-	WARN_ON_ONCE(READ_ONCE(s->state) != HOTTIER_S_RESERVED);
+	WARN_ON_ONCE(hottier_mslot_state(s) != HOTTIER_S_RESERVED);
 	spin_lock_irqsave(&m->qlock, flags);
-	s->state = HOTTIER_S_FREE;
-	s->flags = 0;
-	s->queue = HOTTIER_SQ_FREE;
-	mq_add_tail(m, HOTTIER_MQ_FREE, slot);
-	m->nr_free++;
+	free_push(m, slot);
 	spin_unlock_irqrestore(&m->qlock, flags);
 	return true;
 }
@@ -314,47 +556,48 @@ void __hottier_map_insert(struct hottier_map *m, u32 slot, u64 extent)
 	struct hottier_mslot *s = hottier_mslot(m, slot);
 	u32 *b = bucket(m, bucket_of(m, extent));
 
-	s->extent = extent;
-	s->state = HOTTIER_S_COPYING;
-	s->flags = 0;
+	if (WARN_ON_ONCE(extent >= HOTTIER_EXTENT_LIMIT))
+		return;
+	WRITE_ONCE(s->extent_lo, lower_32_bits(extent));
+	WRITE_ONCE(s->meta,
+		   FIELD_PREP(HOTTIER_MS_EXTENT_HI, upper_32_bits(extent)) |
+		   FIELD_PREP(HOTTIER_MS_STATE, HOTTIER_S_COPYING));
 	s->hnext = *b;
 	*b = slot;
+	range_index(m, extent, true);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_map_insert);
 
-/* Queue a resident slot where it belongs; qlock held. */
+static unsigned int band_of(u32 heat)
+{
+	return min_t(unsigned int, hottier_heat_band(heat),
+		     HOTTIER_MAP_LEVELS - 1);
+}
+
+/* A resident slot goes where it belongs; qlock held. */
 static void __enqueue(struct hottier_map *m, u32 slot, u16 epoch)
 {
 	struct hottier_mslot *s = hottier_mslot(m, slot);
 
-	if (s->flags & HOTTIER_SF_PINNED) {
-		mq_add_tail(m, HOTTIER_MQ_PINNED, slot);
-		s->queue = HOTTIER_SQ_PINNED;
+	if (is_pinned(s))
 		m->nr_pinned++;
-	} else {
-		mq_add_tail(m, hottier_heat_band(hottier_mslot_heat(s, epoch)),
-			    slot);
-		s->queue = HOTTIER_SQ_LEVEL;
-		m->nr_levelled++;
-	}
+	else
+		hbm_set(level(m, band_of(hottier_mslot_heat(s, epoch))), slot);
 }
 
 static void __dequeue(struct hottier_map *m, u32 slot)
 {
 	struct hottier_mslot *s = hottier_mslot(m, slot);
+	unsigned int lvl;
 
-	switch (s->queue) {
-	case HOTTIER_SQ_LEVEL:
-		m->nr_levelled--;
-		break;
-	case HOTTIER_SQ_PINNED:
+	if (is_pinned(s)) {
 		m->nr_pinned--;
-		break;
-	default:
 		return;
 	}
-	mq_del(m, slot);
-	s->queue = HOTTIER_SQ_NONE;
+	for (lvl = 0; lvl < HOTTIER_MAP_LEVELS; lvl++)
+		if (hbm_clear(&m->level[lvl], slot))
+			return;
+	WARN_ON_ONCE(1);
 }
 
 /* The copy into a COPYING slot completed: RESIDENT with @heat. */
@@ -364,25 +607,24 @@ void __hottier_map_install(struct hottier_map *m, u32 slot, u32 heat,
 	struct hottier_mslot *s = hottier_mslot(m, slot);
 	unsigned long flags;
 
-	s->heat = min_t(u32, heat, HOTTIER_SLOT_HEAT_MAX);
-	s->epoch = epoch;
-	s->state = HOTTIER_S_RESIDENT;
+	set_heat(s, heat, epoch);
 	atomic_inc(&m->resident);
 	spin_lock_irqsave(&m->qlock, flags);
+	set_state(s, HOTTIER_S_RESIDENT);
 	__enqueue(m, slot, epoch);
 	spin_unlock_irqrestore(&m->qlock, flags);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_map_install);
 
 /*
- * Take a COPYING or RESIDENT slot out of the index and its queue: it is
+ * Take a COPYING or RESIDENT slot out of the index and its level: it is
  * RESERVED again, its reference now the caller's (to put, or to reuse the
  * slot once its I/O drained).
  */
 void __hottier_map_remove(struct hottier_map *m, u32 slot)
 {
 	struct hottier_mslot *s = hottier_mslot(m, slot);
-	u32 *p = bucket(m, bucket_of(m, s->extent));
+	u32 *p = bucket(m, bucket_of(m, hottier_mslot_extent(s)));
 	unsigned long flags;
 
 	while (*p != slot && *p != HOTTIER_NIL)
@@ -391,77 +633,92 @@ void __hottier_map_remove(struct hottier_map *m, u32 slot)
 		return;
 	*p = s->hnext;
 	s->hnext = HOTTIER_NIL;
-	if (s->state == HOTTIER_S_RESIDENT)
-		atomic_dec(&m->resident);
-	s->state = HOTTIER_S_RESERVED;
+	range_index(m, hottier_mslot_extent(s), false);
+	if (state_of(s) != HOTTIER_S_RESIDENT) {
+		set_state(s, HOTTIER_S_RESERVED);
+		return;
+	}
+	atomic_dec(&m->resident);
 	spin_lock_irqsave(&m->qlock, flags);
 	__dequeue(m, slot);
+	set_state(s, HOTTIER_S_RESERVED);
 	spin_unlock_irqrestore(&m->qlock, flags);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_map_remove);
 
-/* Pin or unpin a slot; a resident one moves between its queues. */
+/* Pin or unpin a slot; a resident one moves in or out of the levels. */
 void __hottier_map_set_pinned(struct hottier_map *m, u32 slot, bool pinned)
 {
 	struct hottier_mslot *s = hottier_mslot(m, slot);
+	bool resident = state_of(s) == HOTTIER_S_RESIDENT;
 	unsigned long flags;
 
-	if (!!(s->flags & HOTTIER_SF_PINNED) == pinned)
+	if (is_pinned(s) == pinned)
 		return;
 	spin_lock_irqsave(&m->qlock, flags);
-	if (pinned)
-		s->flags |= HOTTIER_SF_PINNED;
-	else
-		s->flags &= ~HOTTIER_SF_PINNED;
-	if (s->queue != HOTTIER_SQ_NONE) {
+	if (resident)
 		__dequeue(m, slot);
-		__enqueue(m, slot, s->epoch);
-	}
+	__hottier_mslot_set_flags(s, pinned ? HOTTIER_SF_PINNED : 0,
+				  pinned ? 0 : HOTTIER_SF_PINNED);
+	if (resident)
+		__enqueue(m, slot, FIELD_GET(HOTTIER_MS_EPOCH, s->meta));
 	spin_unlock_irqrestore(&m->qlock, flags);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_map_set_pinned);
 
 /*
- * The slot to evict: from the lowest level up, the first slot whose heat
- * is still within its level's band; a slot that got hotter since it was
- * queued moves up to its band instead. At most HOTTIER_VICTIM_VISITS slots
- * are looked at: then the coldest of them is the victim. Returns the slot
- * (still RESIDENT: the caller removes it under its bucket lock, checking
- * it is still the same) with its heat and extent, or HOTTIER_NIL if no
- * unpinned replica exists. Pinned slots are never visited.
+ * The slot to evict: from the lowest level up, the first slot from the
+ * level's hand on whose heat is still within its level's band; a slot that
+ * got hotter since it was put there moves up to its band instead. At most
+ * HOTTIER_VICTIM_VISITS slots are looked at: then the coldest of them is
+ * the victim. Returns the slot (still RESIDENT: the caller removes it
+ * under its bucket lock, checking it is still the same) with its heat and
+ * extent, or HOTTIER_NIL if no unpinned replica exists. Pinned slots are
+ * never visited.
  */
 u32 hottier_map_victim(struct hottier_map *m, u16 epoch, u32 *heat,
 		       u64 *extent, unsigned int *visits)
 {
 	u32 best = HOTTIER_NIL, best_heat = U32_MAX, slot, h;
-	unsigned int level, band, n = 0;
+	unsigned int lvl, band, n = 0;
+	unsigned long i;
+	struct hottier_hbm *b;
 	unsigned long flags;
 
 	spin_lock_irqsave(&m->qlock, flags);
-	for (level = 0; level < HOTTIER_MAP_LEVELS &&
-	     n < HOTTIER_VICTIM_VISITS; level++) {
-		while (n < HOTTIER_VICTIM_VISITS &&
-		       !mq_empty(m, level)) {
-			slot = m->head[level].next;
+	for (lvl = 0; lvl < HOTTIER_MAP_LEVELS &&
+	     n < HOTTIER_VICTIM_VISITS; lvl++) {
+		b = level(m, lvl);
+		while (n < HOTTIER_VICTIM_VISITS && b->count) {
+			i = hbm_find(b, b->hand);
+			if (i == HOTTIER_HBM_NONE)
+				i = hbm_find(b, 0);
+			slot = i;
+			/*
+			 * The hand stays on the slot: one refused as a victim
+			 * (too hot to evict for this candidate) is offered
+			 * again, as a queue's head would be.
+			 */
+			b->hand = slot;
 			n++;
 			h = hottier_mslot_heat(hottier_mslot(m, slot), epoch);
 			if (h < best_heat) {
 				best = slot;
 				best_heat = h;
 			}
-			band = hottier_heat_band(h);
-			if (band <= level) {
+			band = band_of(h);
+			if (band <= lvl) {
 				best = slot;
 				best_heat = h;
 				goto out;
 			}
-			mq_del(m, slot);
-			mq_add_tail(m, band, slot);
+			hbm_clear(b, slot);
+			hbm_set(level(m, band), slot);
 		}
 	}
 out:
 	if (best != HOTTIER_NIL)
-		*extent = hottier_mslot(m, best)->extent;
+		*extent = hottier_mslot_extent(hottier_mslot(m, best));
 	spin_unlock_irqrestore(&m->qlock, flags);
 	*heat = best_heat;
 	if (visits)
@@ -470,15 +727,52 @@ out:
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_victim);
 
-/* A half-life passed: resident heat halved, so every level moves down. */
+/*
+ * A half-life passed: resident heat halved, so every level moves down one.
+ * The ring turns; the lowest level merges into the next.
+ */
 void hottier_map_age(struct hottier_map *m)
 {
 	unsigned long flags;
-	unsigned int level;
 
 	spin_lock_irqsave(&m->qlock, flags);
-	for (level = 1; level < HOTTIER_MAP_LEVELS; level++)
-		mq_splice_tail(m, level, level - 1);
+	hbm_merge(level(m, 1), level(m, 0));
+	m->base = (m->base + 1) % HOTTIER_MAP_LEVELS;
 	spin_unlock_irqrestore(&m->qlock, flags);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_age);
+
+/*
+ * One epoch's share of the refresh: the next nr_slots/HOTTIER_REFRESH_EPOCHS
+ * slots, a replica's heat brought up to @epoch where it is half that far
+ * behind. Every replica is then visited every HOTTIER_REFRESH_EPOCHS
+ * epochs, and its 6-bit epoch never wraps. May sleep.
+ */
+void hottier_map_refresh(struct hottier_map *m, u16 epoch)
+{
+	u32 n = m->nr_slots / HOTTIER_REFRESH_EPOCHS + 1, slot, meta;
+	struct hottier_mlock *lock;
+	struct hottier_mslot *s;
+	unsigned long flags;
+	u64 extent;
+
+	for (; n; n--) {
+		slot = m->refresh_hand;
+		m->refresh_hand = slot + 1 < m->nr_slots ? slot + 1 : 0;
+		s = hottier_mslot(m, slot);
+		meta = READ_ONCE(s->meta);
+		if (FIELD_GET(HOTTIER_MS_STATE, meta) != HOTTIER_S_RESIDENT ||
+		    ((epoch - FIELD_GET(HOTTIER_MS_EPOCH, meta)) &
+		     HOTTIER_EPOCH_MASK) < HOTTIER_REFRESH_EPOCHS / 2)
+			continue;
+		extent = hottier_mslot_extent(s);
+		lock = hottier_map_lock(m, extent, &flags);
+		if (__hottier_map_find(m, extent) == slot &&
+		    state_of(s) == HOTTIER_S_RESIDENT)
+			set_heat(s, hottier_mslot_heat(s, epoch), epoch);
+		hottier_map_unlock(lock, flags);
+		if (!(n % 4096))
+			cond_resched();
+	}
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_refresh);

@@ -3,28 +3,36 @@
  * dm-hottier: the SSD's slots and the extent -> slot index. Plain C with no
  * bio, so KUnit drives it.
  *
- * Every slot has a 32-byte record, allocated in chunks when the table is
+ * Every slot has a 16-byte record, allocated in chunks when the table is
  * loaded; nothing is allocated afterwards. A slot is:
  *   FREE      on the free list;
  *   RESERVED  taken for a copy, or evicted for one: in no index or queue,
  *             waiting for the I/O still sent to it to drain (refs);
  *   COPYING   in the index under its extent, a copy into it running: reads
  *             of the extent go to the HDD;
- *   RESIDENT  in the index, holding a replica; on a victim queue by its
- *             heat band, or on the pinned list.
+ *   RESIDENT  in the index, holding a replica; on a victim level by its
+ *             heat band, or pinned.
  *
  * The index is a chained hash: a u32 head per bucket, a u32 link per slot,
  * buckets under HOTTIER_MAP_LOCKS spinlocks. Lookup is O(1) and takes the
- * lock of its extent's bucket only.
+ * lock of its extent's bucket only. A free slot's link chains the free
+ * list instead.
  *
- * Victims come from HOTTIER_MAP_LEVELS queues, one per heat band (a slot
- * is queued at the band of its heat when it was installed). Hits update a
- * slot's heat under its bucket lock and never touch the queues: a victim
- * search looks at the heads of the lowest levels, moves a slot that got
- * hotter up to its band, and evicts the first that did not, visiting at
- * most HOTTIER_VICTIM_VISITS slots. Heat halves every half-life, so then
- * every level moves down one (hottier_map_age(), O(levels)). Pinned slots
- * are on a list of their own and never visited.
+ * Victims come from HOTTIER_MAP_LEVELS levels, one per heat band (a slot
+ * is put at the band of its heat when it is installed). A level is a
+ * hierarchical bitmap of its slots, searched from a hand that goes round
+ * the SSD (a clock per level). Hits update a slot's heat under its bucket
+ * lock and never touch the levels: a victim search looks at the lowest
+ * levels, moves a slot that got hotter up to its band, and evicts the
+ * first that did not, visiting at most HOTTIER_VICTIM_VISITS slots. Heat
+ * halves every half-life, so then every level moves down one
+ * (hottier_map_age(): the levels are a ring, and the lowest merges into
+ * the next in time proportional to its words in use). Pinned slots are in
+ * no level and never visited.
+ *
+ * A slot's heat is 12 bits (quarter reads, up to 1023 reads) as of a
+ * 6-bit epoch; hottier_map_refresh() brings every replica's up to date at
+ * least every HOTTIER_REFRESH_EPOCHS epochs, so the epoch never wraps.
  */
 #ifndef DM_HOTTIER_MAP_H
 #define DM_HOTTIER_MAP_H
@@ -32,19 +40,38 @@
 #include "dm-hottier-heat.h"
 
 #include <linux/atomic.h>
+#include <linux/bitfield.h>
 #include <linux/bits.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 
 #define HOTTIER_NIL			U32_MAX
-#define HOTTIER_MAP_LEVELS		HOTTIER_HEAT_BANDS
 #define HOTTIER_VICTIM_VISITS		64
 #define HOTTIER_MAP_LOCKS		256
 /* Slot records and buckets are allocated in chunks of this many. */
 #define HOTTIER_MAP_CHUNK_SHIFT		14
 #define HOTTIER_MAP_CHUNK		BIT(HOTTIER_MAP_CHUNK_SHIFT)
-/* Resident heat is a u16 in HOTTIER_HEAT_ONE units. */
-#define HOTTIER_SLOT_HEAT_MAX		U16_MAX
+
+/* A slot's record: meta. */
+#define HOTTIER_MS_EXTENT_HI		GENMASK(7, 0)
+#define HOTTIER_MS_STATE		GENMASK(9, 8)
+#define HOTTIER_MS_FLAGS		GENMASK(11, 10)
+#define HOTTIER_MS_SPARE		GENMASK(13, 12)	/* the on-SSD map's */
+#define HOTTIER_MS_EPOCH		GENMASK(19, 14)
+#define HOTTIER_MS_HEAT			GENMASK(31, 20)
+/* Resident heat is kept in quarter reads. */
+#define HOTTIER_SLOT_HEAT_SHIFT		(HOTTIER_HEAT_SHIFT - 2)
+#define HOTTIER_SLOT_HEAT_MAX		(FIELD_MAX(HOTTIER_MS_HEAT) << \
+					 HOTTIER_SLOT_HEAT_SHIFT)
+/* Bands 0 to 10: HOTTIER_SLOT_HEAT_MAX is 1023 reads. */
+#define HOTTIER_MAP_LEVELS		11
+/*
+ * Every replica is looked at once in this many epochs, and its heat
+ * brought up to date if it is half that far behind: no epoch is ever 24
+ * behind, and the field counts 64.
+ */
+#define HOTTIER_REFRESH_EPOCHS		16
+#define HOTTIER_EPOCH_MASK		FIELD_MAX(HOTTIER_MS_EPOCH)
 
 enum hottier_slot_state {
 	HOTTIER_S_FREE,
@@ -58,36 +85,32 @@ enum hottier_slot_flag {
 	HOTTIER_SF_WRITING	= BIT(1),	/* a write-through in flight */
 };
 
-/* Which list a slot is on (map->qlock). */
-enum hottier_slot_queue {
-	HOTTIER_SQ_NONE,
-	HOTTIER_SQ_LEVEL,	/* one of the victim levels */
-	HOTTIER_SQ_PINNED,
-	HOTTIER_SQ_FREE,
-};
-
+/*
+ * meta is written under the bucket lock of the slot's extent while the
+ * slot is in the index, else by its owner (the last reference, or qlock
+ * for the free list); lockless readers take hints from it (READ_ONCE).
+ */
 struct hottier_mslot {
-	u64 extent;		/* COPYING, RESIDENT: the HDD extent */
-	u32 hnext;		/* index chain; bucket lock */
-	u32 prev, next;		/* list links; map->qlock */
+	u32 extent_lo;		/* COPYING, RESIDENT: extent, low 32 bits */
+	u32 hnext;		/* index chain (bucket lock); free list (qlock) */
 	atomic_t refs;		/* the replica or reservation, and each I/O */
-	u16 heat;		/* RESIDENT: heat as of .epoch; bucket lock */
-	u16 epoch;
-	u8 state;		/* enum hottier_slot_state; bucket lock */
-	u8 flags;		/* enum hottier_slot_flag; bucket lock */
-	u8 queue;		/* enum hottier_slot_queue; map->qlock */
-	u8 spare;		/* room for the on-SSD map's state bits */
+	u32 meta;		/* HOTTIER_MS_*: extent, state, flags, heat */
 };
 
-/* List heads: indexes nr_slots + i in the links. */
-enum {
-	HOTTIER_MQ_PINNED = HOTTIER_MAP_LEVELS,
-	HOTTIER_MQ_FREE,
-	HOTTIER_NR_MQ,
-};
+/*
+ * A hierarchical bitmap: w[0] has a bit per slot, w[k] a bit per word of
+ * w[k - 1] that is not zero.
+ */
+#define HOTTIER_HBM_DEPTH	8
 
-struct hottier_mhead {
-	u32 prev, next;
+#define HOTTIER_HBM_NONE	ULONG_MAX
+
+struct hottier_hbm {
+	unsigned long *w[HOTTIER_HBM_DEPTH];
+	unsigned long nbits[HOTTIER_HBM_DEPTH];
+	unsigned int depth;
+	unsigned long count;	/* bits set */
+	unsigned long hand;	/* where the next victim search starts */
 };
 
 /* One of the map's bucket locks (hottier_map_lock()). */
@@ -101,16 +124,52 @@ struct hottier_map {
 	u32 nr_slots;
 	u32 bucket_bits;
 	struct hottier_mlock locks[HOTTIER_MAP_LOCKS];	/* b % LOCKS */
-	spinlock_t qlock;	/* protects head[], slots' prev, next, queue */
-	struct hottier_mhead head[HOTTIER_NR_MQ];
-	u32 nr_free;		/* qlock */
-	u32 nr_levelled;	/* qlock */
-	u32 nr_pinned;		/* qlock */
+	spinlock_t qlock;	/* protects level[], base, free, the counts */
+	struct hottier_hbm level[HOTTIER_MAP_LEVELS];	/* a ring */
+	unsigned int base;	/* level[base] is the coldest */
+	u32 free;		/* the free list's first slot */
+	u32 nr_free;
+	u32 nr_pinned;
+	u32 refresh_hand;	/* hottier_map_refresh(); its caller's */
 	atomic_t resident;
+	/*
+	 * The range index: a bit per HDD extent that has a slot (COPYING or
+	 * RESIDENT), when the HDD has at most HOTTIER_RANGE_BITS_PER_SLOT
+	 * extents a slot; else w[0] is NULL and ranges are walked.
+	 */
+	spinlock_t rlock;	/* protects extents */
+	struct hottier_hbm extents;
+};
+
+#define HOTTIER_RANGE_BITS_PER_SLOT	64
+
+/*
+ * The extents of a range that may have a slot, for range operations: with
+ * the range index, exactly those that do (O(depth) each); without it, every
+ * extent of the range, or the extent of every slot, whichever is fewer.
+ * The caller looks each up under its bucket lock.
+ */
+enum hottier_range_walk {
+	HOTTIER_RW_INDEX,
+	HOTTIER_RW_EXTENTS,
+	HOTTIER_RW_SLOTS,
+};
+
+struct hottier_range_iter {
+	u64 next, last;
+	u32 slot;
+	enum hottier_range_walk how;
+	unsigned long visits;	/* extents or slots looked at */
 };
 
 u64 hottier_map_bytes(u64 nr_slots);
+u64 hottier_map_range_bytes(u64 nr_slots, u64 nr_extents);
 int hottier_map_init(struct hottier_map *m, u32 nr_slots);
+int hottier_map_init_ranges(struct hottier_map *m, u64 nr_extents);
+void hottier_map_range_start(struct hottier_map *m,
+			     struct hottier_range_iter *it, u64 first, u64 last);
+bool hottier_map_range_next(struct hottier_map *m,
+			    struct hottier_range_iter *it, u64 *extent);
 void hottier_map_exit(struct hottier_map *m);
 
 static inline struct hottier_mslot *hottier_mslot(struct hottier_map *m,
@@ -136,12 +195,33 @@ void __hottier_map_remove(struct hottier_map *m, u32 slot);
 void __hottier_map_set_pinned(struct hottier_map *m, u32 slot, bool pinned);
 
 u32 hottier_mslot_heat(const struct hottier_mslot *s, u16 epoch);
+
+static inline u64 hottier_mslot_extent(const struct hottier_mslot *s)
+{
+	return READ_ONCE(s->extent_lo) |
+	       (u64)FIELD_GET(HOTTIER_MS_EXTENT_HI, READ_ONCE(s->meta)) << 32;
+}
+
+static inline unsigned int hottier_mslot_state(const struct hottier_mslot *s)
+{
+	return FIELD_GET(HOTTIER_MS_STATE, READ_ONCE(s->meta));
+}
+
+static inline unsigned int hottier_mslot_flags(const struct hottier_mslot *s)
+{
+	return FIELD_GET(HOTTIER_MS_FLAGS, READ_ONCE(s->meta));
+}
+
+/* Under the bucket lock, or by the slot's owner (see the record). */
+void __hottier_mslot_set_flags(struct hottier_mslot *s, unsigned int set,
+			       unsigned int clear);
 u32 hottier_map_alloc(struct hottier_map *m);
 void hottier_map_get(struct hottier_map *m, u32 slot);
 bool hottier_map_put(struct hottier_map *m, u32 slot);
 u32 hottier_map_victim(struct hottier_map *m, u16 epoch, u32 *heat,
 		       u64 *extent, unsigned int *visits);
 void hottier_map_age(struct hottier_map *m);
+void hottier_map_refresh(struct hottier_map *m, u16 epoch);
 u32 hottier_map_nr_free(struct hottier_map *m);
 
 #endif /* DM_HOTTIER_MAP_H */

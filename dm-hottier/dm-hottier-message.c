@@ -29,32 +29,32 @@ static void walk_heat(struct hottier *ht,
 	int w;
 
 	for (i = 0; i < h->nr_sets; i++) {
-		set = hottier_heat_set(h, i);
-		spin_lock_irqsave(&set->lock, flags);
+		set = hottier_heat_lock_set(h, i, &flags);
 		for (w = 0; w < HOTTIER_HEAT_WAYS; w++) {
 			struct hottier_heat_entry *e = &set->way[w];
 
 			if (!(e->flags & HOTTIER_E_VALID))
 				continue;
 			t.extent = e->extent;
-			t.heat = __hottier_heat_read(h, e);
+			t.heat = __hottier_heat_read(e);
 			fn(&t, data);
 		}
-		spin_unlock_irqrestore(&set->lock, flags);
+		hottier_heat_unlock(set, flags);
 		cond_resched();
 	}
 	for (i = 0; i < ht->map.nr_slots; i++) {
 		struct hottier_mslot *s = hottier_mslot(&ht->map, i);
-		u64 extent = READ_ONCE(s->extent);
+		u64 extent = hottier_mslot_extent(s);
 
-		if (READ_ONCE(s->state) != HOTTIER_S_RESIDENT)
+		if (hottier_mslot_state(s) != HOTTIER_S_RESIDENT)
 			continue;
 		lock = hottier_map_lock(&ht->map, extent, &flags);
-		if (s->state == HOTTIER_S_RESIDENT && s->extent == extent) {
+		if (hottier_mslot_state(s) == HOTTIER_S_RESIDENT &&
+		    hottier_mslot_extent(s) == extent) {
 			t.extent = extent;
 			t.heat = hottier_mslot_heat(s, epoch);
 			t.resident = true;
-			t.pinned = s->flags & HOTTIER_SF_PINNED;
+			t.pinned = hottier_mslot_flags(s) & HOTTIER_SF_PINNED;
 			fn(&t, data);
 		}
 		hottier_map_unlock(lock, flags);
@@ -157,36 +157,22 @@ static int parse_range(struct hottier *ht, char **argv, u64 *first, u64 *last)
 static void pin_replicas(struct hottier *ht, u64 first, u64 last, bool pin)
 {
 	struct hottier_map *m = &ht->map;
-	unsigned long flags;
+	struct hottier_range_iter it;
 	struct hottier_mlock *lock;
+	unsigned long flags;
 	u64 extent;
 	u32 slot;
 
-	if (last - first >= m->nr_slots) {
-		for (slot = 0; slot < m->nr_slots; slot++) {
-			struct hottier_mslot *s = hottier_mslot(m, slot);
-
-			extent = READ_ONCE(s->extent);
-			if (extent < first || extent > last)
-				continue;
-			lock = hottier_map_lock(m, extent, &flags);
-			if (s->state == HOTTIER_S_RESIDENT &&
-			    s->extent == extent)
-				__hottier_map_set_pinned(m, slot, pin);
-			hottier_map_unlock(lock, flags);
-			if (!(slot % HOTTIER_DROP_WALK))
-				cond_resched();
-		}
-		return;
-	}
-	for (extent = first; extent <= last; extent++) {
+	hottier_map_range_start(m, &it, first, last);
+	while (hottier_map_range_next(m, &it, &extent)) {
 		lock = hottier_map_lock(m, extent, &flags);
 		slot = __hottier_map_find(m, extent);
 		if (slot != HOTTIER_NIL &&
-		    hottier_mslot(m, slot)->state == HOTTIER_S_RESIDENT)
+		    hottier_mslot_state(hottier_mslot(m, slot)) ==
+		    HOTTIER_S_RESIDENT)
 			__hottier_map_set_pinned(m, slot, pin);
 		hottier_map_unlock(lock, flags);
-		if (!(extent % HOTTIER_DROP_WALK))
+		if (!(it.visits % HOTTIER_DROP_WALK))
 			cond_resched();
 	}
 }
@@ -309,9 +295,10 @@ static int scrub_slot(struct hottier *ht, u32 slot, struct page *a,
 	u64 extent;
 
 	for (tries = 0; tries < HOTTIER_SCRUB_TRIES; tries++) {
-		extent = READ_ONCE(s->extent);
+		extent = hottier_mslot_extent(s);
 		lock = hottier_map_lock(&ht->map, extent, &flags);
-		if (s->state != HOTTIER_S_RESIDENT || s->extent != extent) {
+		if (hottier_mslot_state(s) != HOTTIER_S_RESIDENT ||
+		    hottier_mslot_extent(s) != extent) {
 			hottier_map_unlock(lock, flags);
 			return 0;
 		}

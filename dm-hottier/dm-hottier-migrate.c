@@ -31,7 +31,7 @@ void hottier_slot_put(struct hottier *ht, u32 slot)
 
 	if (hottier_map_put(&ht->map, slot) ||
 	    (atomic_read(&s->refs) == 1 &&
-	     READ_ONCE(s->state) == HOTTIER_S_RESERVED))
+	     hottier_mslot_state(s) == HOTTIER_S_RESERVED))
 		kick_promote(ht, 0);
 }
 
@@ -56,8 +56,8 @@ static bool drop_slot(struct hottier *ht, u32 slot, u64 extent,
 	found = __hottier_map_find(&ht->map, extent);
 	if (found != HOTTIER_NIL && (slot == HOTTIER_NIL || found == slot)) {
 		s = hottier_mslot(&ht->map, found);
-		pinned = s->flags & HOTTIER_SF_PINNED;
-		dropped = s->state == HOTTIER_S_RESIDENT &&
+		pinned = hottier_mslot_flags(s) & HOTTIER_SF_PINNED;
+		dropped = hottier_mslot_state(s) == HOTTIER_S_RESIDENT &&
 			  (pinned_too || !pinned);
 		if (dropped)
 			__hottier_map_remove(&ht->map, found);
@@ -90,31 +90,19 @@ bool hottier_drop_extent(struct hottier *ht, u64 extent, bool pinned_too)
 
 /*
  * Drop the replicas of [first, last] (pinned ones too, if @pinned_too):
- * extent by extent when the range has fewer extents than the SSD has
- * slots, else slot by slot. May sleep: call it from a worker or a message.
+ * the map's range walk visits just the extents with a slot where it has
+ * its range index. May sleep: call it from a worker or a message.
  */
 void hottier_drop_range(struct hottier *ht, u64 first, u64 last,
 			bool pinned_too)
 {
+	struct hottier_range_iter it;
 	u64 extent;
-	u32 slot;
 
-	if (last - first < ht->map.nr_slots) {
-		for (extent = first; extent <= last; extent++) {
-			hottier_drop_extent(ht, extent, pinned_too);
-			if (!(extent % HOTTIER_DROP_WALK))
-				cond_resched();
-		}
-		return;
-	}
-	for (slot = 0; slot < ht->map.nr_slots; slot++) {
-		struct hottier_mslot *s = hottier_mslot(&ht->map, slot);
-
-		extent = READ_ONCE(s->extent);
-		if (READ_ONCE(s->state) == HOTTIER_S_RESIDENT &&
-		    extent >= first && extent <= last)
-			drop_slot(ht, slot, extent, pinned_too);
-		if (!(slot % HOTTIER_DROP_WALK))
+	hottier_map_range_start(&ht->map, &it, first, last);
+	while (hottier_map_range_next(&ht->map, &it, &extent)) {
+		hottier_drop_extent(ht, extent, pinned_too);
+		if (!(it.visits % HOTTIER_DROP_WALK))
 			cond_resched();
 	}
 }
@@ -395,9 +383,10 @@ int hottier_alloc_tables(struct hottier *ht, char **error)
 {
 	u64 nr_slots = ht->layout.nr_slots;
 	u64 tracked = hottier_max_tracked(&ht->args, nr_slots);
+	u64 nr_extents = ((ht->ti->len - 1) >> ht->extent_shift) + 1;
 	int r;
 
-	if (nr_slots >= HOTTIER_NIL - HOTTIER_NR_MQ) {
+	if (nr_slots >= HOTTIER_NIL) {
 		*error = "SSD has too many slots for this extent size";
 		return -EINVAL;
 	}
@@ -406,6 +395,15 @@ int hottier_alloc_tables(struct hottier *ht, char **error)
 		snprintf(ht->error, sizeof(ht->error),
 			 "Cannot allocate the slot map: %llu bytes for %llu slots",
 			 hottier_map_bytes(nr_slots), nr_slots);
+		*error = ht->error;
+		return r;
+	}
+	r = hottier_map_init_ranges(&ht->map, nr_extents);
+	if (r) {
+		snprintf(ht->error, sizeof(ht->error),
+			 "Cannot allocate the range index: %llu bytes for %llu extents",
+			 hottier_map_range_bytes(nr_slots, nr_extents),
+			 nr_extents);
 		*error = ht->error;
 		return r;
 	}

@@ -129,12 +129,16 @@ u16 hottier_policy_epoch(struct hottier_policy *p)
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_epoch);
 
-/* One epoch; each half-life, the map's victim levels move down one. */
+/*
+ * One epoch; each half-life, the map's victim levels move down one. Every
+ * epoch refreshes a share of the replicas' heat. May sleep.
+ */
 void hottier_policy_tick(struct hottier_policy *p)
 {
 	hottier_heat_tick(&p->heat);
 	if (!(atomic_read(&p->heat.epoch) % HOTTIER_EPOCHS_PER_HALFLIFE))
 		hottier_map_age(p->map);
+	hottier_map_refresh(p->map, hottier_policy_epoch(p));
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_tick);
 
@@ -157,7 +161,7 @@ bool hottier_policy_miss(struct hottier_policy *p, u64 extent, bool scan)
 	set = hottier_heat_lock(&p->heat, extent, &flags);
 	e = __hottier_heat_get(&p->heat, set, extent, 0);
 	if (e) {
-		heat = __hottier_heat_add(&p->heat, e, HOTTIER_HEAT_ONE);
+		heat = __hottier_heat_add(e, HOTTIER_HEAT_ONE);
 		if (heat >= READ_ONCE(p->threshold) &&
 		    !(e->flags & HOTTIER_E_QUEUED) &&
 		    kfifo_in_spinlocked(&p->cand, &extent, 1, &p->lock)) {
@@ -304,7 +308,7 @@ static int candidate_heat(struct hottier_policy *p, u64 extent,
 	e = __hottier_heat_find(set, extent);
 	if (why == HOTTIER_WHY_HEAT && (!e || !(e->flags & HOTTIER_E_QUEUED)))
 		r = -ENOENT;
-	*heat = e ? __hottier_heat_read(&p->heat, e) : 0;
+	*heat = e ? __hottier_heat_read(e) : 0;
 	if (e)
 		e->flags &= ~HOTTIER_E_QUEUED;
 	hottier_heat_unlock(set, flags);
@@ -320,7 +324,7 @@ static void keep_heat(struct hottier_policy *p, u64 extent, u32 heat)
 
 	set = hottier_heat_lock(&p->heat, extent, &flags);
 	e = __hottier_heat_get(&p->heat, set, extent, heat);
-	if (e && __hottier_heat_read(&p->heat, e) < heat)
+	if (e && __hottier_heat_read(e) < heat)
 		e->heat = min_t(u32, heat, HOTTIER_HEAT_MAX);
 	hottier_heat_unlock(set, flags);
 }
@@ -341,7 +345,7 @@ static u32 take_heat(struct hottier_policy *p, u64 extent)
 	set = hottier_heat_lock(&p->heat, extent, &flags);
 	e = __hottier_heat_find(set, extent);
 	if (e) {
-		heat = __hottier_heat_read(&p->heat, e);
+		heat = __hottier_heat_read(e);
 		__hottier_heat_forget(&p->heat, e);
 	}
 	hottier_heat_unlock(set, flags);
@@ -363,8 +367,8 @@ static bool evict(struct hottier_policy *p, u32 slot, u64 extent, u32 heat)
 
 	lock = hottier_map_lock(p->map, extent, &flags);
 	ok = __hottier_map_find(p->map, extent) == slot &&
-	     s->state == HOTTIER_S_RESIDENT &&
-	     !(s->flags & HOTTIER_SF_PINNED);
+	     hottier_mslot_state(s) == HOTTIER_S_RESIDENT &&
+	     !(hottier_mslot_flags(s) & HOTTIER_SF_PINNED);
 	if (ok)
 		__hottier_map_remove(p->map, slot);
 	hottier_map_unlock(lock, flags);

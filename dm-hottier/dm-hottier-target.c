@@ -181,6 +181,12 @@ static int hottier_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (r)
 		goto bad;
 	ht->extent_shift = ilog2(ht->args.extent_sectors);
+	/* Slot records and heat entries keep 40 bits of an extent. */
+	if (((ti->len - 1) >> ht->extent_shift) >= HOTTIER_EXTENT_LIMIT) {
+		ti->error = "Device too long: at most 2^40 extents";
+		r = -EINVAL;
+		goto bad;
+	}
 
 	r = get_devices(ht, &ti->error);
 	if (r)

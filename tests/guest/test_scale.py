@@ -36,7 +36,7 @@ def test_memory_per_slot_at_1m_slots_beside_dm_cache_smq(hottier_module):
     """1M slots (a 64 GiB SSD, 64 KiB extents), default keys: the kernel
     memory a hottier table takes, per slot, beside a dm-cache smq
     writethrough table over the same members with 1M blocks of 64 KiB.
-    The bound is the issue's hard one, twice smq's; both are printed."""
+    The bound is the issue's goal, at most smq's; both are printed."""
     devices.modprobe("dm-cache")
     devices.modprobe("dm-cache-smq")
     res = {}
@@ -67,7 +67,7 @@ def test_memory_per_slot_at_1m_slots_beside_dm_cache_smq(hottier_module):
     print(json.dumps(res, indent=1))
     hotio.save("memory-1m-slots.json", res)
     assert slots > 1_000_000, res
-    assert res["hottier"]["per_slot"] <= 2 * res["smq"]["per_block"], res
+    assert res["hottier"]["per_slot"] <= res["smq"]["per_block"], res
 
 
 def test_a_large_ssd_loads_with_default_keys_and_serves(hottier_module):

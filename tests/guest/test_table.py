@@ -112,6 +112,8 @@ BAD_TABLES = [
      "Extent size must be between 64 and 2097152 sectors"),
     ("{H} {S} 2k", None, "Invalid extent size: not a number"),
     ("{H} {S} 2048", "HDD+1", "Target length exceeds the HDD's size"),
+    # Extents are numbered in 40 bits: 2^40 extents of 64 sectors, and one.
+    ("{H} {S} 64", 2**46 + 1, "Device too long: at most 2^40 extents"),
     ("{H} {S} 2097152", 2048,
      "SSD is too small to hold its metadata and one extent"),
     ("{H} {S} 2048 x", None, "Invalid optional argument count"),
