@@ -4,7 +4,9 @@
 # side by side:
 #   1. overhead: dm-hottier against dm-linear on zero-latency devices
 #      (random reads, sequential reads, write-through writes), as IOPS
-#      ratios (tests/lib/overhead.py; OVERHEAD_SECONDS, default 10);
+#      ratios, then at queue depth against dm-linear and md RAID1, each
+#      the median of paired runs in alternating order (tests/lib/overhead.py;
+#      OVERHEAD_SECONDS, default 10; OVERHEAD_ROUNDS, default 5);
 #   2. hit ratio on a zipf workload against dm-cache smq and the oracle
 #      (scripts/bench-zipf.sh; BENCH_SECONDS, default 150);
 #   3. routing and migration QoS: tests/guest/test_routing.py with longer
@@ -22,10 +24,11 @@ mkdir -p "$out/bench"
 HOTTIER_MODULE=$out/matrix/6.1/src/dm-hottier.ko \
 HOTTIER_VM_APPEND="null_blk.nr_devices=0" \
 HOTTIER_OVERHEAD_SECONDS=${OVERHEAD_SECONDS:-10} \
+HOTTIER_OVERHEAD_ROUNDS=${OVERHEAD_ROUNDS:-5} \
 	scripts/vm-run.sh --kver "$kver" --results "$out/bench/overhead" \
 	--timeout 1800 -- bash -c 'modprobe dm-mod; modprobe null_blk nr_devices=0;
 		insmod "$HOTTIER_MODULE" && OVERHEAD_SECONDS=$HOTTIER_OVERHEAD_SECONDS \
-		python3 tests/lib/overhead.py'
+		OVERHEAD_ROUNDS=$HOTTIER_OVERHEAD_ROUNDS python3 tests/lib/overhead.py'
 secs=${ROUTING_SECONDS:-20}
 HOTTIER_MODULE=$out/matrix/6.1/src/dm-hottier.ko \
 HOTTIER_VM_APPEND="null_blk.nr_devices=0" \

@@ -12,6 +12,7 @@ tests/guest/test_overhead.py (short) and scripts/bench.sh (longer).
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -91,6 +92,27 @@ def fio_parallel(path, args, seconds, offset_mb=0):
     return job["read"]["iops"] + job["write"]["iops"]
 
 
+def paired(base, hottier, rounds):
+    """Run base() and hottier() (each returns IOPS) side by side, @rounds
+    times, the order swapped every round (A B, B A, ...) so that drift in
+    the emulator hits both alike. The figures are the medians, and the
+    ratio is the median of the rounds' ratios."""
+    runs = []
+    for r in range(rounds):
+        if r % 2:
+            h = hottier()
+            b = base()
+        else:
+            b = base()
+            h = hottier()
+        runs.append((b, h))
+    ratios = sorted(h / b for b, h in runs)
+    return {"base_iops": round(statistics.median(b for b, _ in runs)),
+            "hottier_iops": round(statistics.median(h for _, h in runs)),
+            "ratio": round(statistics.median(ratios), 3),
+            "ratios": [round(x, 3) for x in ratios]}
+
+
 class MdRaid1:
     """An md RAID1 over two devices: the double write a write-through
     does, without a bitmap and with no resync (assume-clean)."""
@@ -113,10 +135,11 @@ class MdRaid1:
         return False
 
 
-def measure_parallel(seconds):
+def measure_parallel(seconds, rounds=3):
     """The data path at queue depth, on zero-latency members: random-read
     misses and hits (routing ssd) against dm-linear, write-through writes
-    against md RAID1 over the same kind of two members. Ratios of IOPS."""
+    against md RAID1 over the same kind of two members. Ratios of IOPS,
+    each the median of @rounds paired runs (paired())."""
     region_sectors = REGION_MB * 2048
     extents = region_sectors // EXTENT
     res = {}
@@ -133,29 +156,24 @@ def measure_parallel(seconds):
                     "4 promote_threshold 1000000 routing ssd") as ht, \
                 MdRaid1(100, ma.path, mb.path) as md:
             devices.settle()
+
+            def run(dev, rw, offset_mb=0):
+                return lambda: fio_parallel(dev.path, [f"--rw={rw}"],
+                                            seconds, offset_mb=offset_mb)
+
             # Misses: a region past the pinned one, never promoted.
-            lin_iops = fio_parallel(lin.path, ["--rw=randread"], seconds,
-                                    offset_mb=REGION_MB)
-            ht_iops = fio_parallel(ht.path, ["--rw=randread"], seconds,
-                                   offset_mb=REGION_MB)
             res["randread_miss_4k_qd64"] = {
-                "base": "dm-linear", "base_iops": round(lin_iops),
-                "hottier_iops": round(ht_iops),
-                "ratio": round(ht_iops / lin_iops, 3)}
+                "base": "dm-linear",
+                **paired(run(lin, "randread", REGION_MB),
+                         run(ht, "randread", REGION_MB), rounds)}
             ht.message("pin", "0", str(region_sectors))
             wait_promoted(ht, extents)
-            lin_iops = fio_parallel(lin.path, ["--rw=randread"], seconds)
-            ht_iops = fio_parallel(ht.path, ["--rw=randread"], seconds)
             res["randread_hit_4k_qd64"] = {
-                "base": "dm-linear", "base_iops": round(lin_iops),
-                "hottier_iops": round(ht_iops),
-                "ratio": round(ht_iops / lin_iops, 3)}
-            md_iops = fio_parallel(md.path, ["--rw=randwrite"], seconds)
-            ht_iops = fio_parallel(ht.path, ["--rw=randwrite"], seconds)
+                "base": "dm-linear",
+                **paired(run(lin, "randread"), run(ht, "randread"), rounds)}
             res["randwrite_through_4k_qd64"] = {
-                "base": "md RAID1", "base_iops": round(md_iops),
-                "hottier_iops": round(ht_iops),
-                "ratio": round(ht_iops / md_iops, 3)}
+                "base": "md RAID1",
+                **paired(run(md, "randwrite"), run(ht, "randwrite"), rounds)}
             status = ht.status()
     return res, status
 
@@ -168,12 +186,13 @@ def main():
         print(f"{name:<14} {r['linear_iops']:>10} {r['hottier_iops']:>11} "
               f"{r['ratio']:>6}")
     print("hottier status:", status)
-    par, status = measure_parallel(seconds)
+    par, status = measure_parallel(
+        seconds, rounds=int(os.environ.get("OVERHEAD_ROUNDS", "3")))
     print(f"{'2 jobs, iodepth 32':<26} {'base':>10} {'iops':>8} "
-          f"{'dm-hottier':>11} {'ratio':>6}")
+          f"{'dm-hottier':>11} {'ratio':>6}  rounds (median of)")
     for name, r in par.items():
         print(f"{name:<26} {r['base']:>10} {r['base_iops']:>8} "
-              f"{r['hottier_iops']:>11} {r['ratio']:>6}")
+              f"{r['hottier_iops']:>11} {r['ratio']:>6}  {r['ratios']}")
     print("hottier status:", status)
     out = os.environ.get("HOTTIER_RESULTS")
     if out:
