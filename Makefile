@@ -103,7 +103,7 @@ bench:
 	scripts/bench.sh
 
 # The integrity race test, minutes long; HOTTIER_SEED repeats a run. Then
-# the 64M-slot table of a 4 TiB SSD at 64 KiB extents (3.3 GiB of kernel
+# the 64M-slot table of a 4 TiB SSD at 64 KiB extents (1.9 GiB of kernel
 # memory: see Documentation/hottier.rst, Memory).
 SOAK_SECONDS ?= 600
 soak:

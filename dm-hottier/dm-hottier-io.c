@@ -32,20 +32,35 @@ void hottier_ssd_error(struct hottier *ht)
 	queue_work(ht->wq, &ht->event_work);
 }
 
+/* @now: the time if the caller read the clock already, else 0. */
 static void start_read(struct hottier *ht, struct hottier_io *io,
-		       enum hottier_route_dev dev)
+		       enum hottier_route_dev dev, u64 now)
 {
+	struct hottier_lat *l = &ht->lat[dev];
+
 	io->dev = dev;
-	io->start_ns = ktime_get_ns();
-	hottier_lat_start(&ht->lat[dev], io->start_ns);
+	if (!hottier_lat_timed(atomic_read(&l->inflight),
+			       dev == HOTTIER_ROUTE_HDD &&
+			       READ_ONCE(ht->args.migration_budget_us),
+			       this_cpu_inc_return(ht->stats->read_tick))) {
+		io->start_ns = 0;
+		hottier_lat_start_untimed(l);
+		return;
+	}
+	io->start_ns = now ?: ktime_get_ns();
+	hottier_lat_start(l, io->start_ns);
 }
 
-/* Where a read of a replicated extent goes. */
-static enum hottier_route_dev route_read(struct hottier *ht)
+/* Where a read of a replicated extent goes; *@now: the clock, if read. */
+static enum hottier_route_dev route_read(struct hottier *ht, u64 *now)
 {
-	return hottier_route(READ_ONCE(ht->args.routing),
-			     &ht->lat[HOTTIER_ROUTE_SSD],
-			     &ht->lat[HOTTIER_ROUTE_HDD], ktime_get_ns());
+	enum hottier_routing mode = READ_ONCE(ht->args.routing);
+
+	if (mode == HOTTIER_ROUTING_SSD)
+		return HOTTIER_ROUTE_SSD;
+	*now = ktime_get_ns();
+	return hottier_route(mode, &ht->lat[HOTTIER_ROUTE_SSD],
+			     &ht->lat[HOTTIER_ROUTE_HDD], *now);
 }
 
 /* Write tracking */
@@ -141,6 +156,7 @@ static int map_read(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 	struct hottier_map *m = &ht->map;
 	unsigned long flags;
 	struct hottier_mlock *lock;
+	u64 now = 0;
 	bool scan;
 	u32 slot;
 
@@ -156,19 +172,19 @@ static int map_read(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 			__hottier_map_hit(m, slot,
 					  hottier_policy_epoch(&ht->policy));
 		stat_add(ht, HOTTIER_STAT_READ_HITS, 1);
-		if (route_read(ht) == HOTTIER_ROUTE_SSD) {
+		if (route_read(ht, &now) == HOTTIER_ROUTE_SSD) {
 			io->slot = slot;
 			hottier_map_get(m, slot);
 			hottier_map_unlock(lock, flags);
 			stat_add(ht, HOTTIER_STAT_REPLICA_READS_SSD, 1);
 			remap_ssd(ht, bio, offset, slot);
-			start_read(ht, io, HOTTIER_ROUTE_SSD);
+			start_read(ht, io, HOTTIER_ROUTE_SSD, now);
 			return DM_MAPIO_REMAPPED;
 		}
 		hottier_map_unlock(lock, flags);
 		stat_add(ht, HOTTIER_STAT_REPLICA_READS_HDD, 1);
 		remap_hdd(ht, bio, offset);
-		start_read(ht, io, HOTTIER_ROUTE_HDD);
+		start_read(ht, io, HOTTIER_ROUTE_HDD, now);
 		return DM_MAPIO_REMAPPED;
 	}
 	hottier_map_unlock(lock, flags);
@@ -176,7 +192,7 @@ static int map_read(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 	if (!is_degraded(ht) && hottier_policy_miss(&ht->policy, extent, scan))
 		kick_promote(ht, 0);
 	remap_hdd(ht, bio, offset);
-	start_read(ht, io, HOTTIER_ROUTE_HDD);
+	start_read(ht, io, HOTTIER_ROUTE_HDD, 0);
 	return DM_MAPIO_REMAPPED;
 }
 
@@ -454,7 +470,7 @@ static void do_retry(struct work_struct *ws)
 		bio->bi_status = BLK_STS_OK;
 		remap_hdd(ht, bio, dm_target_offset(ht->ti,
 						    bio->bi_iter.bi_sector));
-		start_read(ht, io, HOTTIER_ROUTE_HDD);
+		start_read(ht, io, HOTTIER_ROUTE_HDD, 0);
 		dm_submit_bio_remap(bio, NULL);
 	}
 }
@@ -468,15 +484,19 @@ static bool end_read(struct hottier *ht, struct bio *bio,
 		     struct hottier_io *io, blk_status_t error)
 {
 	struct hottier_lat *l = &ht->lat[io->dev];
-	u64 now = ktime_get_ns();
 	unsigned long flags;
+	u64 now;
 
-	hottier_lat_done(l, io->start_ns, now, !error);
-	if (!error) {
-		if (io->dev == HOTTIER_ROUTE_HDD)
+	if (io->start_ns) {
+		now = ktime_get_ns();
+		hottier_lat_done(l, io->start_ns, now, !error);
+		if (!error && io->dev == HOTTIER_ROUTE_HDD)
 			hottier_qos_note(ht, now - io->start_ns);
-		return false;
+	} else {
+		hottier_lat_done_untimed(l);
 	}
+	if (!error)
+		return false;
 	if (io->dev != HOTTIER_ROUTE_SSD)
 		return false;
 	hottier_ssd_error(ht);

@@ -31,6 +31,18 @@ static void lat_sample(struct hottier_lat *l, u64 sample_ns, bool stale)
 }
 
 /* A read is sent to the member now. */
+/*
+ * Whether to time a read: always for an idle member (nothing in flight: a
+ * probe, or a lone reader whose every sample counts) or when @every (the
+ * migration QoS watches each HDD read), else when the CPU's read @tick
+ * comes round, one read in HOTTIER_LAT_SAMPLE.
+ */
+bool hottier_lat_timed(unsigned int inflight, bool every, u32 tick)
+{
+	return !inflight || every || !(tick % HOTTIER_LAT_SAMPLE);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_lat_timed);
+
 void hottier_lat_start(struct hottier_lat *l, u64 now_ns)
 {
 	if (now_ns - atomic64_read(&l->last_sent_ns) >= HOTTIER_SENT_GRAIN_NS)

@@ -7,7 +7,9 @@
  * (as the multipath selector dm-ps-historical-service-time keeps one of
  * service time), updated locklessly at end_io, with the number of reads in
  * flight beside it. The prediction is the estimate times the reads in
- * flight plus one.
+ * flight plus one. Every read is counted in flight; a busy member's are
+ * timed one in HOTTIER_LAT_SAMPLE (hottier_lat_timed()): two clock reads
+ * per I/O are the cost, and an average needs no more.
  */
 #ifndef DM_HOTTIER_ROUTE_H
 #define DM_HOTTIER_ROUTE_H
@@ -28,6 +30,8 @@
 #define HOTTIER_STALE_SAMPLE_NS	(HOTTIER_STALE_NS / 2)
 /* last_sent_ns is kept to this grain, to spare its cache line. */
 #define HOTTIER_SENT_GRAIN_NS	NSEC_PER_MSEC
+/* A busy member's latency is timed on one read in this many (per CPU). */
+#define HOTTIER_LAT_SAMPLE	8
 /* The QoS keeps all but 1 in this many foreground HDD reads in budget. */
 #define HOTTIER_QOS_TAIL	100
 /* After a cut, copies wait at most this many QoS periods to grow again. */
@@ -58,6 +62,7 @@ enum hottier_route_dev {
 };
 
 u64 hottier_ewma_next(u64 ewma, u64 sample);
+bool hottier_lat_timed(unsigned int inflight, bool every, u32 tick);
 void hottier_lat_start(struct hottier_lat *l, u64 now_ns);
 void hottier_lat_done(struct hottier_lat *l, u64 start_ns, u64 now_ns,
 		      bool ok);
@@ -69,5 +74,16 @@ void hottier_qos_start(struct hottier_qos *q, unsigned int max,
 		       u64 budget_ns);
 void hottier_qos_next(struct hottier_qos *q, unsigned int max, u32 reads,
 		      u32 near, u32 over, u64 budget_ns);
+
+/* A read that is not timed is counted in flight, and nothing more. */
+static inline void hottier_lat_start_untimed(struct hottier_lat *l)
+{
+	atomic_inc(&l->inflight);
+}
+
+static inline void hottier_lat_done_untimed(struct hottier_lat *l)
+{
+	atomic_dec(&l->inflight);
+}
 
 #endif /* DM_HOTTIER_ROUTE_H */

@@ -115,6 +115,7 @@ struct hottier_migration {
 /* Status counters, per CPU: summed when read. */
 struct hottier_stats {
 	u64 v[HOTTIER_NR_STATS];
+	u32 read_tick;		/* reads sent: which are timed (route.h) */
 };
 
 /* Per-bio state (ti->per_io_data_size). */
@@ -127,7 +128,7 @@ struct hottier_io {
 	u32 wait_slot;		/* on ht->blocked: the write-through awaited */
 	blk_status_t ssd_status; /* the write-through SSD clone's result */
 	int dev;		/* a read's device (enum hottier_route_dev), or -1 */
-	u64 start_ns;		/* when the read was sent */
+	u64 start_ns;		/* when the read was sent; 0: not timed */
 	struct bvec_iter iter;	/* the read as mapped, for a retry on the HDD */
 	unsigned short bi_flags; /* ... and its flags (as dm-bio-record.h) */
 };
