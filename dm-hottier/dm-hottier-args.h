@@ -65,7 +65,7 @@ struct hottier_args {
 	u32 heat_halflife_ms;
 	u32 max_migrations;
 	u32 migration_mbps;		/* 0: unlimited */
-	u32 max_tracked;		/* 0: four per slot */
+	u32 max_tracked;		/* 0: one per slot */
 	u32 routing;			/* enum hottier_routing */
 	u32 migration_budget_us;	/* 0: no migration QoS */
 	u32 ssd_error_threshold;	/* SSD errors before degraded */
