@@ -8,6 +8,7 @@
 #define DM_HOTTIER_COMPAT_H
 
 #include <linux/blkdev.h>
+#include <linux/crc32.h>
 #include <linux/export.h>
 #include <linux/kconfig.h>
 
@@ -46,5 +47,16 @@ static inline void hottier_limits_set_discard(struct queue_limits *limits,
 	limits->max_hw_discard_sectors = max_sectors;
 	limits->discard_granularity = granularity;
 }
+
+/*
+ * CRC-32C: crc32c() in <linux/crc32.h>, built in with CRC32, from 6.15;
+ * before, the same function built in is __crc32c_le() (crc32c() was
+ * libcrc32c's, a module of its own). Kbuild tells which (HOTTIER_CRC32C).
+ */
+#ifdef HOTTIER_CRC32C
+#define hottier_crc32c(crc, p, len)	crc32c(crc, p, len)
+#else
+#define hottier_crc32c(crc, p, len)	__crc32c_le(crc, p, len)
+#endif
 
 #endif /* DM_HOTTIER_COMPAT_H */
