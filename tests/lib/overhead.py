@@ -6,6 +6,12 @@ sequential detection on reads, replica lookups and the second write of a
 write-through. The hottier device's working region is pinned first, so its
 reads are SSD hits and its writes are write-throughs.
 
+Every region measured is written once first (fill()), on every device: a
+memory-backed null_blk reads a sector never written by zeroing the page,
+and one written by looking it up and copying it, so a base device left
+unwritten beside an SSD filled by copies would measure null_blk, not the
+target.
+
 Runs inside the guest (scripts/vm-run.sh): used by
 tests/guest/test_overhead.py (short) and scripts/bench.sh (longer).
 """
@@ -41,6 +47,17 @@ def fio_iops(path, args, seconds):
     return job["read"]["iops"] + job["write"]["iops"]
 
 
+def fill(path, offset_mb, size_mb):
+    """Write [offset_mb, offset_mb + size_mb) of @path once, so that its
+    reads copy stored pages, as the SSD's replicas do."""
+    subprocess.run(
+        ["fio", "--name=fill", f"--filename={path}", "--direct=1",
+         "--ioengine=psync", "--rw=write", "--bs=1m",
+         f"--offset={offset_mb}m", f"--size={size_mb}m",
+         "--output-format=terse"],
+        check=True, capture_output=True, text=True)
+
+
 def wait_promoted(dev, want, timeout=120.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -66,6 +83,8 @@ def measure(seconds, module_loaded=True):
                     "ov_hottier",
                     f"0 {size} hottier {hh.path} {hs.path} {EXTENT}") as ht:
             devices.settle()
+            fill(lin.path, 0, REGION_MB)
+            fill(ht.path, 0, REGION_MB)
             ht.message("pin", "0", str(region_sectors))
             wait_promoted(ht, extents)
             for name, args in JOBS.items():
@@ -156,6 +175,11 @@ def measure_parallel(seconds, rounds=3):
                     "4 promote_threshold 1000000 routing ssd") as ht, \
                 MdRaid1(100, ma.path, mb.path) as md:
             devices.settle()
+            # The hit region and the miss region past it, and what the
+            # write-throughs' base writes.
+            for dev in (lin, ht):
+                fill(dev.path, 0, 2 * REGION_MB)
+            fill(md.path, 0, REGION_MB)
 
             def run(dev, rw, offset_mb=0):
                 return lambda: fio_parallel(dev.path, [f"--rw={rw}"],
