@@ -17,7 +17,7 @@ import time
 import pytest
 
 import devices
-from conftest import KernelLog, hottier_table, info, unique
+from conftest import KernelLog, hottier_table, info, scrub, unique
 from directio import Direct, Phases, meta_sectors, nr_slots, poll
 from tracing import Blktrace
 
@@ -396,8 +396,10 @@ def test_filesystem_through_promotions_is_fsck_clean_with_files_intact(
                 r = subprocess.run(FSCK[fstype] + [d.path],
                                    capture_output=True, text=True)
                 assert r.returncode == 0, r.stdout + r.stderr
-                d.message("scrub")
-                i = info(d)
+                # fsck's reads may start copies: the scrub runs once they
+                # are done, and its counts are read once it has ended.
+                wait_copies_done(d)
+                i = scrub(d)
                 assert i["scrub_mismatches"] == 0, i
                 assert i["scrub_checked"] == i["slots_used"] > 0, i
                 drop_caches()
