@@ -40,6 +40,9 @@ static unsigned int split(struct kunit *test, const char *line, char **argv)
 	return argc;
 }
 
+#define HDD_ID_65 \
+	"/dev/a /dev/b 2048 2 hdd_id aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
 static const struct args_case refusals[] = {
 	{ "no arguments", "", -EINVAL,
 	  "Not enough arguments (need <hdd_dev> <ssd_dev> <extent_sectors>)" },
@@ -101,6 +104,21 @@ static const struct args_case refusals[] = {
 	  "/dev/a /dev/b 2048 6 discard ignore max_migrations 4 migration_mbps x",
 	  -EINVAL,
 	  "Invalid migration_mbps: expected 0 (unlimited) to 1000000" },
+	{ "hdd_id of 65 bytes", HDD_ID_65,
+	  -EINVAL,
+	  "Invalid hdd_id: expected 1 to 64 printable characters, no blanks" },
+	{ "hdd_id with a control character", "/dev/a /dev/b 2048 2 hdd_id a\x01b",
+	  -EINVAL,
+	  "Invalid hdd_id: expected 1 to 64 printable characters, no blanks" },
+	{ "hdd_id twice", "/dev/a /dev/b 2048 4 hdd_id a hdd_id a", -EINVAL,
+	  "Optional argument given twice" },
+	{ "format_ssd other than yes", "/dev/a /dev/b 2048 4 hdd_id a format_ssd 1",
+	  -EINVAL, "Invalid format_ssd value: expected yes" },
+	{ "format_ssd twice",
+	  "/dev/a /dev/b 2048 6 format_ssd yes hdd_id a format_ssd yes",
+	  -EINVAL, "Optional argument given twice" },
+	{ "format_ssd without hdd_id", "/dev/a /dev/b 2048 2 format_ssd yes",
+	  -EINVAL, "format_ssd needs hdd_id: without it no map is kept" },
 };
 
 static void case_desc(const struct args_case *c, char *desc)
@@ -165,6 +183,31 @@ static void parse_accepts(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, args.ssd_path, (const char *)argv[1]);
 	KUNIT_EXPECT_EQ(test, args.extent_sectors, c->extent);
 	KUNIT_EXPECT_EQ(test, args.discard, c->discard);
+}
+
+/* hdd_id and format_ssd, beside the keys of keys[], in any order. */
+static void parse_takes_the_map_keys(struct kunit *test)
+{
+	static const char line[] =
+		"/dev/a /dev/b 2048 6 format_ssd yes routing ssd hdd_id wwn-0x5000c500a1b2c3d4";
+	struct hottier_args args;
+	char *argv[MAX_WORDS];
+	char *error = NULL;
+	unsigned int argc;
+
+	argc = split(test, line, argv);
+	KUNIT_ASSERT_EQ(test, hottier_parse_args(argc, argv, &args, &error), 0);
+	KUNIT_EXPECT_STREQ(test, args.hdd_id, "wwn-0x5000c500a1b2c3d4");
+	KUNIT_EXPECT_TRUE(test, args.format_ssd);
+	KUNIT_EXPECT_EQ(test, args.routing, (u32)HOTTIER_ROUTING_SSD);
+	/* Without them: no map, no format, as in 0.3. */
+	argc = split(test, "/dev/a /dev/b 2048", argv);
+	KUNIT_ASSERT_EQ(test, hottier_parse_args(argc, argv, &args, &error), 0);
+	KUNIT_EXPECT_STREQ(test, args.hdd_id, "");
+	KUNIT_EXPECT_FALSE(test, args.format_ssd);
+	/* Not runtime keys. */
+	KUNIT_EXPECT_EQ(test, hottier_set_key(&args, "hdd_id", "x", true,
+					      &error), -EINVAL);
 }
 
 /* A refusal after a key was parsed must not matter: defaults come first. */
@@ -907,6 +950,7 @@ static void max_tracked_auto_or_kept(struct kunit *test)
 static struct kunit_case hottier_args_cases[] = {
 	KUNIT_CASE_PARAM(parse_refuses, refusal_gen_params),
 	KUNIT_CASE_PARAM(parse_accepts, accept_gen_params),
+	KUNIT_CASE(parse_takes_the_map_keys),
 	KUNIT_CASE(parse_resets_defaults),
 	KUNIT_CASE(discard_names),
 	KUNIT_CASE_PARAM(check_geometry, geometry_gen_params),

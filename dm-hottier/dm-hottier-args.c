@@ -6,6 +6,7 @@
  */
 #include "dm-hottier-args.h"
 #include "dm-hottier-compat.h"
+#include "dm-hottier-meta.h"
 #include "dm-hottier-route.h"
 
 #include <linux/kernel.h>
@@ -185,6 +186,42 @@ static int find_key(const char *name)
 	return -ENOENT;
 }
 
+/*
+ * The keys of the on-SSD map, outside keys[]: hdd_id, a string, printed in
+ * the table line when set; format_ssd, a one-shot request never printed,
+ * so that a table line fed back can never format an SSD. 1 if @name is
+ * one of them and was parsed, 0 if it is not one, < 0 on error.
+ */
+static int parse_map_key(const char *name, const char *value,
+			 struct hottier_args *args, char **error)
+{
+	if (!strcmp(name, "hdd_id")) {
+		if (args->hdd_id[0]) {
+			*error = "Optional argument given twice";
+			return -EINVAL;
+		}
+		if (!hottier_id_valid(value)) {
+			*error = "Invalid hdd_id: expected 1 to 64 printable characters, no blanks";
+			return -EINVAL;
+		}
+		strscpy(args->hdd_id, value, sizeof(args->hdd_id));
+		return 1;
+	}
+	if (!strcmp(name, "format_ssd")) {
+		if (args->format_ssd) {
+			*error = "Optional argument given twice";
+			return -EINVAL;
+		}
+		if (strcmp(value, "yes")) {
+			*error = "Invalid format_ssd value: expected yes";
+			return -EINVAL;
+		}
+		args->format_ssd = true;
+		return 1;
+	}
+	return 0;
+}
+
 static int parse_optional(unsigned int argc, char **argv,
 			  struct hottier_args *args, char **error)
 {
@@ -205,8 +242,13 @@ static int parse_optional(unsigned int argc, char **argv,
 	}
 
 	for (i = 1; i < argc; i += 2) {
-		int k = find_key(argv[i]);
+		int k = parse_map_key(argv[i], argv[i + 1], args, error);
 
+		if (k < 0)
+			return k;
+		if (k)
+			continue;
+		k = find_key(argv[i]);
 		if (k < 0) {
 			*error = "Unknown optional argument";
 			return -EINVAL;
@@ -266,8 +308,13 @@ int hottier_parse_args(unsigned int argc, char **argv,
 
 	if (argc == HOTTIER_NR_POSITIONAL)
 		return 0;
-	return parse_optional(argc - HOTTIER_NR_POSITIONAL,
-			      argv + HOTTIER_NR_POSITIONAL, args, error);
+	r = parse_optional(argc - HOTTIER_NR_POSITIONAL,
+			   argv + HOTTIER_NR_POSITIONAL, args, error);
+	if (!r && args->format_ssd && !args->hdd_id[0]) {
+		*error = "format_ssd needs hdd_id: without it no map is kept";
+		r = -EINVAL;
+	}
+	return r;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_parse_args);
 

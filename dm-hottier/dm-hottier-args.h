@@ -51,6 +51,12 @@ enum hottier_key {
 	HOTTIER_NR_KEYS,
 };
 
+/*
+ * hdd_id, the HDD's identity that turns the on-SSD map on: printable, no
+ * blanks, at most this long (hottier_id_valid()).
+ */
+#define HOTTIER_ID_MAX			64
+
 /* The bound of max_migrations: migration contexts are preallocated. */
 #define HOTTIER_MAX_MIGRATIONS		64
 
@@ -69,6 +75,9 @@ struct hottier_args {
 	u32 routing;			/* enum hottier_routing */
 	u32 migration_budget_us;	/* 0: no migration QoS */
 	u32 ssd_error_threshold;	/* SSD errors before degraded */
+	/* Table-only, outside keys[]: "" keeps no map on the SSD. */
+	char hdd_id[HOTTIER_ID_MAX + 1];
+	bool format_ssd;		/* one-shot: never printed */
 };
 
 struct hottier_layout {

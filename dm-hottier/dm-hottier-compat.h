@@ -9,7 +9,9 @@
 
 #include <linux/blkdev.h>
 #include <linux/crc32.h>
+#include <linux/dm-io.h>
 #include <linux/export.h>
+#include <linux/ioprio.h>
 #include <linux/kconfig.h>
 
 /*
@@ -57,6 +59,21 @@ static inline void hottier_limits_set_discard(struct queue_limits *limits,
 #define hottier_crc32c(crc, p, len)	crc32c(crc, p, len)
 #else
 #define hottier_crc32c(crc, p, len)	__crc32c_le(crc, p, len)
+#endif
+
+/*
+ * One synchronous dm_io() region. It took an I/O priority in 6.9 (Debian
+ * backports it to 6.1) and a bitmap of unsupported regions in 6.17:
+ * Kbuild counts its arguments from <linux/dm-io.h> (HOTTIER_DM_IO_ARGS).
+ */
+#if HOTTIER_DM_IO_ARGS == 6
+#define hottier_dm_io(req, where)	\
+	dm_io(req, 1, where, NULL, NULL, IOPRIO_DEFAULT)
+#elif HOTTIER_DM_IO_ARGS == 5
+#define hottier_dm_io(req, where)	\
+	dm_io(req, 1, where, NULL, IOPRIO_DEFAULT)
+#else
+#define hottier_dm_io(req, where)	dm_io(req, 1, where, NULL)
 #endif
 
 #endif /* DM_HOTTIER_COMPAT_H */

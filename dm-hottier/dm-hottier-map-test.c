@@ -190,6 +190,52 @@ static void map_hands_out_every_slot_once(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, hottier_map_nr_free(&r->map), 100U);
 }
 
+/*
+ * A map read back from the SSD: the restored slots are resident where the
+ * records put them, with their heat; a duplicate extent or slot is
+ * refused; the other slots are free, slot 0 first, and evictions work.
+ */
+static void map_restore_puts_replicas_back_in_their_slots(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 100, 64);
+	u32 heat = 40 << HOTTIER_HEAT_SHIFT, h;
+	unsigned int visits;
+	u64 extent;
+	u32 i;
+
+	hottier_map_restore_begin(&r->map);
+	for (i = 10; i < 20; i++)
+		KUNIT_EXPECT_TRUE(test, hottier_map_restore(&r->map, i,
+							    1000 + i,
+							    i == 15 ? 0 : heat,
+							    epoch(r)));
+	/* The same extent in another slot, the same slot for another one. */
+	KUNIT_EXPECT_FALSE(test, hottier_map_restore(&r->map, 50, 1012, heat,
+						     epoch(r)));
+	KUNIT_EXPECT_FALSE(test, hottier_map_restore(&r->map, 12, 7, heat,
+						     epoch(r)));
+	hottier_map_restore_end(&r->map);
+
+	KUNIT_EXPECT_EQ(test, atomic_read(&r->map.resident), 10);
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_free(&r->map), 90U);
+	for (i = 10; i < 20; i++)
+		KUNIT_EXPECT_EQ(test, resident(r, 1000 + i), i);
+	KUNIT_EXPECT_EQ(test, resident(r, 7), HOTTIER_NIL);
+	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map, 11),
+						 epoch(r)), heat);
+	/* Free slots are handed out lowest first, restored ones never. */
+	KUNIT_EXPECT_EQ(test, hottier_map_alloc(&r->map), 0U);
+	for (i = 1; i < 100 - 10; i++)
+		KUNIT_EXPECT_EQ(test,
+				(u32)(hottier_map_alloc(&r->map) - 10) < 10,
+				false);
+	KUNIT_EXPECT_EQ(test, hottier_map_alloc(&r->map), HOTTIER_NIL);
+	/* The cold one (no heat) is the first victim. */
+	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &h,
+						 &extent, &visits), 15U);
+	KUNIT_EXPECT_EQ(test, extent, 1015ULL);
+}
+
 /* Many extents in few buckets: chains are found and unlinked right. */
 static void map_index_finds_and_removes_along_chains(struct kunit *test)
 {
@@ -762,6 +808,7 @@ static void loop_evictions_at_1m_slots_stay_bounded(struct kunit *test)
 static struct kunit_case hottier_map_cases[] = {
 	KUNIT_CASE(map_costs_22_bytes_a_slot_and_its_index),
 	KUNIT_CASE(map_hands_out_every_slot_once),
+	KUNIT_CASE(map_restore_puts_replicas_back_in_their_slots),
 	KUNIT_CASE(map_index_finds_and_removes_along_chains),
 	KUNIT_CASE(map_slot_frees_after_its_last_io),
 	KUNIT_CASE(map_victim_is_coldest_and_follows_hits),

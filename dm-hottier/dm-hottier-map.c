@@ -321,6 +321,49 @@ nomem:
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_init);
 
+/*
+ * Restoring a map read from the SSD, before the map is used: begin takes
+ * every slot off the free list; each restored slot becomes RESIDENT with
+ * its replica's reference; end frees the rest, slot 0 first. Not locked:
+ * nothing else uses the map yet.
+ */
+void hottier_map_restore_begin(struct hottier_map *m)
+{
+	m->free = HOTTIER_NIL;
+	m->nr_free = 0;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_restore_begin);
+
+/*
+ * @slot holds a replica of @extent, unpinned (pins are the policy's, and
+ * pin their replicas again): false, and nothing done, if the slot is
+ * restored already or the extent has a slot.
+ */
+bool hottier_map_restore(struct hottier_map *m, u32 slot, u64 extent,
+			 u32 heat, u16 epoch)
+{
+	struct hottier_mslot *s = hottier_mslot(m, slot);
+
+	if (state_of(s) != HOTTIER_S_FREE ||
+	    __hottier_map_find(m, extent) != HOTTIER_NIL)
+		return false;
+	atomic_set(&s->refs, 1);
+	__hottier_map_insert(m, slot, extent);
+	__hottier_map_install(m, slot, heat, epoch);
+	return true;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_restore);
+
+void hottier_map_restore_end(struct hottier_map *m)
+{
+	u32 i;
+
+	for (i = m->nr_slots; i-- > 0; )
+		if (state_of(hottier_mslot(m, i)) == HOTTIER_S_FREE)
+			free_push(m, i);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_restore_end);
+
 /* One bit per HDD extent, if that is at most HOTTIER_RANGE_BITS_PER_SLOT. */
 static bool ranges_indexed(u64 nr_slots, u64 nr_extents)
 {

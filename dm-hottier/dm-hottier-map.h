@@ -216,6 +216,10 @@ static inline unsigned int hottier_mslot_flags(const struct hottier_mslot *s)
 void __hottier_mslot_set_flags(struct hottier_mslot *s, unsigned int set,
 			       unsigned int clear);
 u32 hottier_map_alloc(struct hottier_map *m);
+void hottier_map_restore_begin(struct hottier_map *m);
+bool hottier_map_restore(struct hottier_map *m, u32 slot, u64 extent,
+			 u32 heat, u16 epoch);
+void hottier_map_restore_end(struct hottier_map *m);
 void hottier_map_get(struct hottier_map *m, u32 slot);
 bool hottier_map_put(struct hottier_map *m, u32 slot);
 u32 hottier_map_victim(struct hottier_map *m, u16 epoch, u32 *heat,

@@ -204,6 +204,19 @@ int hottier_promote_range(struct hottier *ht, u64 first, u64 last, bool pin)
 	return r;
 }
 
+/*
+ * Pin the sectors [@start, @end) clipped to the device, whatever extent
+ * size they were pinned at (a reload's old table, the on-SSD map).
+ */
+int hottier_pin_sectors(struct hottier *ht, u64 start, u64 end)
+{
+	end = min_t(u64, end, ht->ti->len);
+	if (start >= end)
+		return 0;
+	return hottier_promote_range(ht, start >> ht->extent_shift,
+				     (end - 1) >> ht->extent_shift, true);
+}
+
 static int unpin_range(struct hottier *ht, u64 first, u64 last)
 {
 	int r = hottier_policy_unpin(&ht->policy, first, last, GFP_KERNEL);
@@ -420,19 +433,24 @@ void hottier_scrub_stop(struct hottier *ht)
 static int range_message(struct hottier *ht, const char *verb, char **argv)
 {
 	u64 first, last;
+	int r;
 
 	if (parse_range(ht, argv, &first, &last))
 		return -EINVAL;
 	if (!strcasecmp(verb, "promote"))
 		return hottier_promote_range(ht, first, last, false);
-	if (!strcasecmp(verb, "pin"))
-		return hottier_promote_range(ht, first, last, true);
+	if (!strcasecmp(verb, "pin")) {
+		r = hottier_persist_pin_room(ht);
+		if (!r)
+			r = hottier_promote_range(ht, first, last, true);
+		return r ?: hottier_persist_pins(ht);
+	}
 	if (!strcasecmp(verb, "demote")) {
 		hottier_drop_range(ht, first, last, false);
-		return 0;
+		return hottier_persist_dropped(ht);
 	}
 	if (!strcasecmp(verb, "unpin"))
-		return unpin_range(ht, first, last);
+		return unpin_range(ht, first, last) ?: hottier_persist_pins(ht);
 	return -EINVAL;
 }
 
@@ -450,10 +468,10 @@ int hottier_message(struct dm_target *ti, unsigned int argc, char **argv,
 		r = 0;
 	} else if (argc == 1 && !strcasecmp(argv[0], "invalidate")) {
 		invalidate(ht);
-		r = 0;
+		r = hottier_persist_dropped(ht);
 	} else if (argc == 1 && !strcasecmp(argv[0], "ssd_reset")) {
 		ssd_reset(ht);
-		r = 0;
+		r = hottier_persist_dropped(ht);
 	} else if (argc == 1 && !strcasecmp(argv[0], "heat")) {
 		r = heat_message(ht, result, maxlen);
 	} else if (argc == 2 && !strcasecmp(argv[0], "top")) {

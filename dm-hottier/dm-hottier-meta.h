@@ -17,8 +17,6 @@
 #define HOTTIER_META_MAGIC	0x0072656974746f68ULL
 #define HOTTIER_META_VERSION	1
 #define HOTTIER_META_BLOCK	4096
-/* The HDD's identity: printable, no blanks, at most this long. */
-#define HOTTIER_ID_MAX		64
 /* Pinned ranges the superblock holds, in sectors (any extent size). */
 #define HOTTIER_SB_MAX_PINS	240
 

@@ -64,6 +64,24 @@ static int claim_members(struct hottier *ht, char **error)
 	return r;
 }
 
+/*
+ * Whether another table of this device holds the same SSD: a reload, whose
+ * old table is live and writes the on-SSD map when it suspends.
+ */
+static bool ssd_held_by_old_table(struct hottier *ht)
+{
+	struct hottier_claim *c;
+	bool held = false;
+
+	mutex_lock(&claims_lock);
+	list_for_each_entry(c, &claims, list)
+		if (c != &ht->claim && c->md == ht->claim.md &&
+		    c->ssd == ht->claim.ssd)
+			held = true;
+	mutex_unlock(&claims_lock);
+	return held;
+}
+
 static void release_claim(struct hottier *ht)
 {
 	if (!ht->claim.md)
@@ -97,6 +115,7 @@ static void hottier_destroy(struct hottier *ht)
 	if (!IS_ERR_OR_NULL(ht->kcopyd))
 		dm_kcopyd_client_destroy(ht->kcopyd);
 	bioset_exit(&ht->bs);
+	hottier_persist_dtr(ht);
 	hottier_policy_exit(&ht->policy);
 	hottier_map_exit(&ht->map);
 	free_percpu(ht->stats);
@@ -161,8 +180,9 @@ static void init_target(struct hottier *ht)
  * Construct a hottier mapping:
  * <hdd_dev> <ssd_dev> <extent_sectors> [<#args> <key> <value>...]
  *
- * Nothing is read from or written to the SSD until the table is resumed:
- * on a reload, the old table is still live.
+ * Nothing is written to the SSD until the table is resumed: on a reload,
+ * the old table is still live. With hdd_id, the SSD's superblock is read
+ * to check whose map it holds, unless the old table holds the SSD.
  */
 static int hottier_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
@@ -201,6 +221,9 @@ static int hottier_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (r)
 		goto bad;
 	r = hottier_init_migration(ht, &ti->error);
+	if (r)
+		goto bad;
+	r = hottier_persist_ctr(ht, ssd_held_by_old_table(ht), &ti->error);
 	if (r)
 		goto bad;
 
@@ -246,6 +269,8 @@ static void hottier_postsuspend(struct dm_target *ti)
 	wait_event(ht->migrate_wait, !atomic_read(&ht->migrating));
 	cancel_delayed_work_sync(&ht->tick_work);
 	flush_workqueue(ht->wq);
+	/* Nothing changes the map now: a clean stop writes it. */
+	hottier_persist_stop(ht);
 }
 
 /*
@@ -255,13 +280,12 @@ static void hottier_postsuspend(struct dm_target *ti)
  * resumed. Extent sizes may differ, so pins travel as sector ranges. A
  * plain resume finds no other table of its device pinning anything.
  */
-static void inherit_pins(struct hottier *ht)
+static u32 inherit_pins(struct hottier *ht)
 {
 	u32 n = 0, i, refused = 0, old_shift = 0;
 	u64 *first = NULL, *last = NULL;
 	struct hottier_claim *c;
 	struct hottier *old;
-	u64 start, end;
 
 	mutex_lock(&claims_lock);
 	list_for_each_entry(c, &claims, list) {
@@ -289,15 +313,10 @@ static void inherit_pins(struct hottier *ht)
 	}
 
 	mutex_lock(&ht->lock);
-	for (i = 0; i < n; i++) {
-		start = first[i] << old_shift;
-		end = min_t(u64, (last[i] + 1) << old_shift, ht->ti->len);
-		if (start >= end)
-			continue;
-		if (hottier_promote_range(ht, start >> ht->extent_shift,
-					  (end - 1) >> ht->extent_shift, true))
+	for (i = 0; i < n; i++)
+		if (hottier_pin_sectors(ht, first[i] << old_shift,
+					(last[i] + 1) << old_shift))
 			refused++;
-	}
 	mutex_unlock(&ht->lock);
 	if (refused)
 		DMWARN("%s: %u of %u pinned ranges of the old table could not be pinned again",
@@ -305,18 +324,38 @@ static void inherit_pins(struct hottier *ht)
 out:
 	kvfree(first);
 	kvfree(last);
+	return n;
+}
+
+/*
+ * Before any I/O: the on-SSD map is read (at the first resume) and marked
+ * in use. A map that cannot be marked refuses the resume.
+ */
+static int hottier_preresume(struct dm_target *ti)
+{
+	struct hottier *ht = ti->private;
+	unsigned int noio = memalloc_noio_save();
+	int r = hottier_persist_resume(ht);
+
+	memalloc_noio_restore(noio);
+	return r;
 }
 
 /*
  * Called while the device is still suspended: memory allocated here (the
- * pins taken over, the sysfs directory) must not wait on I/O to it.
+ * pins taken over, the sysfs directory) must not wait on I/O to it. Pins
+ * come from the old table of a reload, else from the on-SSD map.
  */
 static void hottier_resume(struct dm_target *ti)
 {
 	struct hottier *ht = ti->private;
 	unsigned int noio = memalloc_noio_save();
 
-	inherit_pins(ht);
+	if (!inherit_pins(ht))
+		hottier_persist_apply_pins(ht);
+	mutex_lock(&ht->lock);
+	hottier_persist_pins(ht);
+	mutex_unlock(&ht->lock);
 	WRITE_ONCE(ht->running, true);
 	hottier_qos_restart(ht);
 	queue_delayed_work(ht->wq, &ht->tick_work,
@@ -336,11 +375,14 @@ static void emit_args(struct hottier *ht, char *result, unsigned int maxlen,
 	char value[24];
 	int k;
 
-	DMEMIT(" %d", 2 * HOTTIER_NR_KEYS);
+	DMEMIT(" %d", 2 * HOTTIER_NR_KEYS + (ht->args.hdd_id[0] ? 2 : 0));
 	for (k = 0; k < HOTTIER_NR_KEYS; k++) {
 		hottier_format_value(&ht->args, k, value, sizeof(value));
 		DMEMIT(" %s %s", hottier_key_name(k), value);
 	}
+	/* format_ssd is never printed: a table fed back never formats. */
+	if (ht->args.hdd_id[0])
+		DMEMIT(" hdd_id %s", ht->args.hdd_id);
 	*szp = sz;
 }
 
@@ -518,6 +560,7 @@ static struct target_type hottier_target = {
 	.map = hottier_map,
 	.end_io = hottier_end_io,
 	.postsuspend = hottier_postsuspend,
+	.preresume = hottier_preresume,
 	.resume = hottier_resume,
 	.status = hottier_status,
 	.message = hottier_message,

@@ -8,9 +8,10 @@
  *   dm-hottier-migrate.c  slots, replicas, copies, the promotion worker,
  *                         migration QoS
  *   dm-hottier-message.c  messages and scrub
+ *   dm-hottier-persist.c  the on-SSD map: takeover, clean stop, pins
  *   dm-hottier-sysfs.c    /sys/block/dm-N/hottier/
  *
- * Heat, policy, route and args are plain C with no bio, so KUnit drives
+ * Heat, policy, route, meta (the on-SSD format) and args are plain C with no bio, so KUnit drives
  * them; their headers are included here.
  */
 #ifndef DM_HOTTIER_H
@@ -20,6 +21,7 @@
 #include "dm-hottier-compat.h"
 #include "dm-hottier-heat.h"
 #include "dm-hottier-map.h"
+#include "dm-hottier-meta.h"
 #include "dm-hottier-policy.h"
 #include "dm-hottier-route.h"
 
@@ -232,6 +234,18 @@ struct hottier {
 	u64 scrub_checked;
 	u64 scrub_mismatches;
 
+	/*
+	 * The on-SSD map (dm-hottier-persist.c): used at construction,
+	 * resume, suspend and in messages under ht->lock, never on the I/O
+	 * path.
+	 */
+	struct dm_io_client *meta_io;
+	void *meta_buf;			/* HOTTIER_META_IO bytes, vmalloc */
+	struct hottier_sb *sb;		/* the superblock as last written */
+	u64 *pin_buf;			/* pinned ranges, to encode */
+	bool taken_over;		/* the first resume read the SSD */
+	bool sb_pins;			/* its pins are to be applied */
+
 	struct hottier_stats __percpu *stats;
 	char error[96];			/* a constructor error with numbers */
 };
@@ -332,6 +346,17 @@ const char *hottier_scrub_state_name(int state);
 int hottier_message(struct dm_target *ti, unsigned int argc, char **argv,
 		    char *result, unsigned int maxlen);
 int hottier_promote_range(struct hottier *ht, u64 first, u64 last, bool pin);
+int hottier_pin_sectors(struct hottier *ht, u64 start, u64 end);
+
+/* dm-hottier-persist.c */
+int hottier_persist_ctr(struct hottier *ht, bool live, char **error);
+void hottier_persist_dtr(struct hottier *ht);
+int hottier_persist_resume(struct hottier *ht);
+void hottier_persist_apply_pins(struct hottier *ht);
+int hottier_persist_pin_room(struct hottier *ht);
+int hottier_persist_pins(struct hottier *ht);
+int hottier_persist_dropped(struct hottier *ht);
+void hottier_persist_stop(struct hottier *ht);
 
 /* dm-hottier-target.c */
 void hottier_keys_changed(struct hottier *ht);

@@ -97,7 +97,8 @@ tier_tests() {
 		# tests, every path that allocates or frees (create, reload,
 		# refusal after the members are open, flush and discard
 		# completions, the SSD retry path, pins taken over by a reload,
-		# sysfs stores racing suspend) and the race tests.
+		# sysfs stores racing suspend, the on-SSD map's takeover, clean
+		# stop and failed stop) and the race tests.
 		echo $g/test_table.py::test_create_and_remove_leaves_nothing \
 			$g/test_table.py::test_table_round_trips_through_create_and_reload \
 			$g/test_table.py::test_member_of_another_hottier_device_is_refused \
@@ -115,7 +116,10 @@ tier_tests() {
 			$g/test_tiering.py::test_suspend_reload_and_remove_with_copies_in_flight_keep_data \
 			$g/test_tiering.py::test_pins_survive_reloads_whatever_the_extent_size \
 			$g/test_sysfs.py::test_directory_follows_the_live_table_across_suspend_and_reload \
-			"$g/test_faults.py::test_ssd_faults_under_fio_verify_degrade_then_ssd_reset_recovers[dm_error]"
+			"$g/test_faults.py::test_ssd_faults_under_fio_verify_degrade_then_ssd_reset_recovers[dm_error]" \
+			$g/test_persist.py::test_a_clean_remove_comes_back_warm_with_pins_and_data \
+			$g/test_persist.py::test_a_crash_drops_every_replica_and_keeps_the_pins \
+			$g/test_persist.py::test_a_reload_keeps_replicas_or_with_a_new_extent_size_the_pins
 		;;
 	esac
 }

@@ -1,0 +1,286 @@
+"""The on-SSD map (hdd_id): warm after a clean stop, cold but safe after a
+crash, pins across both, identity and formatting, and a table line without
+the key invalidating any map. A crash is an SSD that fails every write
+from some instant (dm-error reloaded under it), so the clean stop cannot
+be written, as after a power loss; the members stay, null_blk devices
+that outlive the dm device."""
+
+import hashlib
+import os
+import subprocess
+
+import devices
+import hotio
+from conftest import KernelLog, hottier_table, info, scrub, unique
+
+EXTENT = 128                    # 64 KiB
+PINNED_MB = 4                   # 64 extents
+NO_PROMOTE = ("promote_threshold", "1000000")
+
+
+def table(hdd, ssd, hdd_id="wwn-0x5000c500a1b2c3d4", *extra):
+    opts = (*NO_PROMOTE, *extra)
+    if hdd_id:
+        opts = (*opts, "hdd_id", hdd_id)
+    return hottier_table(hdd, ssd, EXTENT, opts=opts)
+
+
+def settled(d, want):
+    """The status once want replicas are in and no copy is in flight."""
+    hotio.wait_until(lambda: info(d)["slots_used"] >= want and
+                     info(d)["migrations"] == 0, 120,
+                     what=f"{want} replicas")
+    return info(d)
+
+
+def warm(d, seed):
+    """PINNED_MB pinned and 2 MiB promoted after them, copied; then 8 MiB
+    written through the device, which changes replicas (write-through)."""
+    d.message("pin", "0", str(PINNED_MB * 2048))
+    d.message("promote", str(PINNED_MB * 2048), str(2 * 2048))
+    before = settled(d, PINNED_MB * 16 + 32)
+    fill(d.path, 8, seed)
+    return before
+
+
+def digest(path, mb):
+    """The first mb MiB of path, read with O_DIRECT: no read-ahead past
+    them, so the reads counted are these."""
+    out = subprocess.run(["dd", f"if={path}", "bs=1M", f"count={mb}",
+                          "iflag=direct", "status=none"],
+                         check=True, capture_output=True).stdout
+    assert len(out) == mb << 20
+    return hashlib.sha256(out).hexdigest()
+
+
+def fill(path, mb, seed):
+    subprocess.run(["fio", "--name=fill", f"--filename={path}",
+                    "--rw=write", "--bs=1m", f"--size={mb}m", "--direct=1",
+                    "--ioengine=psync", f"--randseed={seed}",
+                    "--refill_buffers", "--output-format=terse"],
+                   check=True, capture_output=True)
+
+
+def ssd_wrapper(ssd):
+    """A dm-linear device over the SSD, reloaded with dm-error to crash."""
+    return devices.linear(unique("sw"), ssd.path)
+
+
+def crash(wrapper, ssd):
+    n = devices.sectors(ssd.path)
+    devices.run("dmsetup", "reload", wrapper.name, "--table", f"0 {n} error")
+    devices.run("dmsetup", "resume", wrapper.name)
+
+
+def heal(wrapper, ssd):
+    n = devices.sectors(ssd.path)
+    devices.run("dmsetup", "reload", wrapper.name, "--table",
+                f"0 {n} linear {ssd.path} 0")
+    devices.run("dmsetup", "resume", wrapper.name)
+
+
+def create_fails(line):
+    name = unique("bad")
+    log = KernelLog()
+    r = subprocess.run(["dmsetup", "create", name, "--table", line],
+                       capture_output=True, text=True)
+    subprocess.run(["dmsetup", "remove", name], capture_output=True)
+    assert r.returncode != 0, r
+    return log.new()
+
+
+def test_a_clean_remove_comes_back_warm_with_pins_and_data(hottier_module):
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16) as s:
+        line = table(h.path, s.path)
+        fill(h.path, 64, 1)
+        with devices.DmDevice(unique("ht"), line) as d:
+            name = d.name
+            before = warm(d, seed=2)
+            resident = digest(d.path, PINNED_MB + 2)
+            expect = digest(d.path, 16)
+            assert d.table().endswith(" hdd_id wwn-0x5000c500a1b2c3d4"), \
+                d.table()
+            table_line = d.table()
+        log = KernelLog()
+        # dmsetup table's line, fed back: the same device, warm.
+        with devices.DmDevice(name, table_line) as d:
+            after = info(d)
+            assert after["slots_used"] == before["slots_used"], (before, after)
+            assert after["pinned"] == before["pinned"] == PINNED_MB * 16
+            assert "replicas restored" in log.new()
+            d.message("reset_stats")
+            assert digest(d.path, PINNED_MB + 2) == resident
+            c = info(d)
+            # Every read of the resident region was a hit, none a copy.
+            assert c["read_misses"] == 0 and c["read_hits"] > 0, c
+            assert c["promotions"] == 0, c
+            assert digest(d.path, 16) == expect
+            c = scrub(d)
+            assert c["scrub_mismatches"] == 0 and c["scrub_checked"] >= \
+                before["slots_used"], c
+            assert d.table() == table_line
+
+
+def test_a_crash_drops_every_replica_and_keeps_the_pins(hottier_module):
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16) as s, ssd_wrapper(s) as w:
+        line = table(h.path, w.path)
+        fill(h.path, 64, 3)
+        with devices.DmDevice(unique("ht"), line) as d:
+            name = d.name
+            warm(d, seed=4)
+            log = KernelLog()
+            crash(w, s)
+        assert "cannot write the SSD's map" in log.new()
+        heal(w, s)
+        # Whatever the SSD holds is stale now.
+        fill(h.path, 8, 5)
+        expect = digest(h.path, 16)
+        log = KernelLog()
+        with devices.DmDevice(name, line) as d:
+            c = info(d)
+            assert "not stopped cleanly" in log.new()
+            assert c["pinned"] == PINNED_MB * 16, c
+            # The pins are copied again from the HDD; nothing else returns.
+            c = settled(d, PINNED_MB * 16)
+            assert c["slots_used"] == PINNED_MB * 16, c
+            assert digest(d.path, 16) == expect
+            assert scrub(d)["scrub_mismatches"] == 0
+
+
+def test_a_pin_is_durable_when_its_message_returns(hottier_module):
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16) as s, ssd_wrapper(s) as w:
+        line = table(h.path, w.path)
+        with devices.DmDevice(unique("ht"), line) as d:
+            name = d.name
+            d.message("pin", str(8 * 2048), "2048")
+            d.message("pin", "0", "2048")
+            d.message("unpin", "0", "1024")
+            crash(w, s)
+        heal(w, s)
+        with devices.DmDevice(name, line) as d:
+            # 1 MiB at 8 MiB and the second half of the first MiB.
+            assert info(d)["pinned"] == 16 + 8
+
+
+def test_another_hdd_is_refused_and_format_ssd_takes_the_ssd(hottier_module):
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16) as s:
+        with devices.DmDevice(unique("ht"), table(h.path, s.path)) as d:
+            d.message("pin", "0", "2048")
+            settled(d, 16)
+        other = table(h.path, s.path, "wwn-0x5000c500ffffffff")
+        assert "another HDD" in create_fails(other)
+        assert "extent size" in create_fails(
+            table(h.path, s.path).replace(f" {EXTENT} ", " 256 "))
+        with devices.DmDevice(unique("ht"), other.replace(
+                "hdd_id", "format_ssd yes hdd_id").replace(
+                    " 4 promote", " 6 promote")) as d:
+            c = info(d)
+            assert c["slots_used"] == 0 and c["pinned"] == 0, c
+            assert "format_ssd" not in d.table()
+        # Now the SSD is the other HDD's.
+        assert "another HDD" in create_fails(table(h.path, s.path))
+
+
+def test_foreign_data_is_refused_unless_formatting_is_asked(hottier_module):
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16) as s:
+        fill(s.path, 1, 6)
+        assert "not a hottier map" in create_fails(table(h.path, s.path))
+        line = table(h.path, s.path, "wwn-0x5000c500a1b2c3d4",
+                     "format_ssd", "yes")
+        with devices.DmDevice(unique("ht"), line):
+            pass
+        with devices.DmDevice(unique("ht"), table(h.path, s.path)):
+            pass
+
+
+def test_a_line_without_hdd_id_invalidates_the_map(hottier_module):
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16) as s:
+        line = table(h.path, s.path)
+        with devices.DmDevice(unique("ht"), line) as d:
+            d.message("pin", "0", "2048")
+            settled(d, 16)
+        # 0.3's line: no map is kept, and the one there is never trusted.
+        with devices.DmDevice(unique("ht"), table(h.path, s.path, None)) as d:
+            assert info(d)["slots_used"] == 0
+            fill(d.path, 1, 7)
+        with open(s.path, "rb") as f:
+            assert f.read(4096) == bytes(4096)
+        with devices.DmDevice(unique("ht"), line) as d:
+            c = info(d)
+            assert c["slots_used"] == 0 and c["pinned"] == 0, c
+
+
+def test_a_reload_keeps_replicas_or_with_a_new_extent_size_the_pins(
+        hottier_module):
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16) as s:
+        line = table(h.path, s.path)
+        with devices.DmDevice(unique("ht"), line) as d:
+            d.message("pin", "0", "2048")
+            d.message("promote", "2048", "2048")
+            before = settled(d, 32)
+            d.reload(line)
+            c = info(d)
+            assert c["slots_used"] == before["slots_used"], (before, c)
+            assert c["pinned"] == 16, c
+            # 128 KiB extents: the pins travel as sectors, copies restart.
+            d.reload(line.replace(f" {EXTENT} ", " 256 "))
+            c = settled(d, 8)
+            assert c["pinned"] == 8 and c["slots_used"] == 8, c
+
+
+def test_replicas_dropped_while_suspended_never_come_back(hottier_module):
+    """A suspend writes the map clean; invalidate or demote while suspended
+    marks it unclean again, so a removal then brings nothing back."""
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16) as s:
+        line = table(h.path, s.path)
+        for drop in (("invalidate",), ("demote", "0", str(4 * 2048))):
+            with devices.DmDevice(unique("ht"), line) as d:
+                d.message("promote", "0", str(2 * 2048))
+                settled(d, 32)
+                d.suspend()
+                d.message(*drop)
+            with devices.DmDevice(unique("ht"), line) as d:
+                assert info(d)["slots_used"] == 0, drop
+
+
+HOTTIERCTL = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "..", "..", "userspace", "hottierctl")
+
+
+def test_hottierctl_passes_the_hdd_id_and_a_remove_comes_back_warm(
+        hottier_module):
+    """hottierctl create puts hdd_id in the table (null_blk has no WWN or
+    serial, so it is given here: sysfs naming is tested on the host), and
+    hottierctl remove is a clean stop."""
+    def ctl(*args):
+        return subprocess.run([HOTTIERCTL, *args], check=True,
+                              capture_output=True, text=True)
+
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16) as s:
+        name = unique("ctl")
+        create = ("create", name, "--hdd", h.path, "--ssd", s.path,
+                  "--extent-size", "64K", "--set", "hdd_id=pool-1",
+                  "--set", "promote_threshold=1000000")
+        ctl(*create)
+        d = devices.DmDevice.__new__(devices.DmDevice)
+        d.name, d.path = name, f"/dev/mapper/{name}"
+        try:
+            assert d.table().endswith(" hdd_id pool-1"), d.table()
+            d.message("promote", "0", "2048")
+            before = settled(d, 16)
+        finally:
+            ctl("remove", name)
+        ctl(*create)
+        try:
+            assert info(d)["slots_used"] == before["slots_used"] == 16
+        finally:
+            ctl("remove", name)
