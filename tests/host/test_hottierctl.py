@@ -213,6 +213,9 @@ def test_keys_match_the_documented_bounds():
     the numbers or words hottierctl checks."""
     doc = dict(re.findall(r"``Invalid (\w+)(?: value)?: expected ([^`]*)``",
                           read(RST)))
+    # The on-SSD map's keys are table words of their own, not tunables.
+    assert doc.pop("hdd_id") == "1 to 64 printable characters, no blanks"
+    assert doc.pop("format_ssd") == "yes"
     assert set(doc) == set(KEYS)
     for key, spec in KEYS.items():
         if isinstance(spec[0], str):
@@ -780,6 +783,64 @@ def test_create_default_extent_is_1m(disks):
         "0 2097152 hottier 8:16 259:0 2048"
 
 
+def created_table(t, *extra, hdd="/dev/sdb"):
+    assert t.run("create", "t", "--hdd", hdd, "--ssd", "/dev/nvme0n1",
+                 *extra)[0] == 0
+    return t.load()["devices"]["t"]["table"]
+
+
+def test_create_names_the_hdd_by_its_wwn_for_the_ssds_map(disks, capsys):
+    write(os.path.join(disks.dirs["sdb"], "device", "wwid"),
+          "naa.5000c500a1b2c3d4\n")
+    write(os.path.join(disks.dirs["sdb"], "device", "serial"), "Z1Z2\n")
+    assert created_table(disks, "--set", "routing=ssd") == \
+        ("0 2097152 hottier 8:16 259:0 2048 4 routing ssd "
+         "hdd_id wwn-naa.5000c500a1b2c3d4")
+    assert capsys.readouterr().err == ""
+
+
+def test_create_names_a_partition_by_its_disk_serial_and_number(disks):
+    write(os.path.join(disks.dirs["sdb"], "serial"), "QM 0001\n")
+    assert created_table(disks, hdd="/dev/sdb1").endswith(
+        " 2 hdd_id serial-QM_0001-part1")
+
+
+def test_create_names_an_lv_or_md_array_by_its_uuid(disks):
+    lv = disks.block("dm-0", "253:0", virtual=True)
+    write(os.path.join(lv, "dm", "uuid"), "LVM-" + "a" * 32 + "b" * 32 + "\n")
+    table = created_table(disks, hdd="/dev/dm-0")
+    word = table.split()[-1]
+    # 68 bytes of UUID: the head kept, and a hash of the whole.
+    assert word.startswith("dm-uuid-LVM-aaaa") and len(word) == 64, word
+    assert re.fullmatch(r"dm-uuid-LVM-a{32}b{3}-[0-9a-f]{16}", word), word
+    md = disks.block("md0", "9:0", virtual=True)
+    write(os.path.join(md, "md", "uuid"),
+          "1b2f6c54-0f5e-4a43-8a53-4cf3e2a6f1d0\n")
+    disks.run("remove", "t")
+    assert created_table(disks, hdd="/dev/md0").endswith(
+        " hdd_id md-uuid-1b2f6c54-0f5e-4a43-8a53-4cf3e2a6f1d0")
+
+
+def test_create_without_an_identity_keeps_no_map_and_says_so(disks, capsys):
+    assert created_table(disks) == "0 2097152 hottier 8:16 259:0 2048"
+    assert "no WWN, serial or UUID found" in capsys.readouterr().err
+
+
+def test_create_takes_a_given_id_none_and_a_format_request(disks, capsys):
+    write(os.path.join(disks.dirs["sdb"], "device", "wwid"), "naa.1\n")
+    assert created_table(disks, "--set", "hdd_id=none") == \
+        "0 2097152 hottier 8:16 259:0 2048"
+    assert capsys.readouterr().err == ""
+    disks.run("remove", "t")
+    assert created_table(disks, "--set", "hdd_id=pool-7",
+                         "--format-ssd") == \
+        "0 2097152 hottier 8:16 259:0 2048 4 format_ssd yes hdd_id pool-7"
+    disks.run("remove", "t")
+    assert disks.run("create", "t", "--hdd", "/dev/sdb", "--ssd",
+                     "/dev/nvme0n1", "--set", "hdd_id=two words")[0] == 1
+    assert "hdd_id 'two words': expected 1 to 64" in capsys.readouterr().err
+
+
 def refuse_create(t, capsys, hdd="/dev/sdb", ssd="/dev/nvme0n1",
                   name="tiered", *extra):
     assert t.run("create", name, "--hdd", hdd, "--ssd", ssd, *extra)[0] == 1
@@ -836,7 +897,13 @@ def test_create_refuses_missing_devices_names_and_keys(disks, capsys):
         "hottierctl: a device named 'tiered' already exists\n"
 
 
+def with_wwn(t):
+    """sdb as a real disk has it: a WWN, so hottierctl names it."""
+    write(os.path.join(t.dirs["sdb"], "device", "wwid"), "naa.5000c5\n")
+
+
 def test_a_failed_create_leaves_nothing(disks, capsys):
+    with_wwn(disks)
     disks.set_dmsetup(create_leaves=True, fail={
         "create": "device-mapper: reload ioctl on tiered  failed: "
                   "Invalid argument"})
@@ -880,6 +947,7 @@ def nodes(t, tmp_path):
 
 def test_activate_creates_what_is_present(disks, tmp_path, capsys):
     nodes(disks, tmp_path)
+    with_wwn(disks)
     dev = tmp_path / "dev"
     hottiertab = tmp_path / "hottiertab"
     hottiertab.write_text(
@@ -892,7 +960,7 @@ def test_activate_creates_what_is_present(disks, tmp_path, capsys):
         f"hottierctl: later: {dev}/sdx, /dev/disk/by-id/ata-not-here not "
         "present; skipped\n")
     assert disks.load()["devices"]["tiered"]["table"] == \
-        "0 2097152 hottier 8:16 259:0 2048 2 routing ssd"
+        "0 2097152 hottier 8:16 259:0 2048 4 routing ssd hdd_id wwn-naa.5000c5"
     # A second run (the device now exists) creates nothing.
     write(os.path.join(disks.sys, "block", "dm-3", "dm", "name"), "x")
     rc, out = disks.run("activate", "--tab", str(hottiertab), "tiered")
@@ -902,6 +970,7 @@ def test_activate_creates_what_is_present(disks, tmp_path, capsys):
 def test_activate_reports_a_failed_create_and_goes_on(disks, tmp_path,
                                                       capsys):
     nodes(disks, tmp_path)
+    with_wwn(disks)
     dev = tmp_path / "dev"
     hottiertab = tmp_path / "hottiertab"
     hottiertab.write_text(f"a {dev}/sdb {dev}/sdb 1M\n"

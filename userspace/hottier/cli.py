@@ -55,7 +55,7 @@ def emit(out, value, as_json, lines):
 def cmd_create(system, args, out):
     keys = parse_assignments(args.set or [])
     create.create(system, args.name, args.hdd, args.ssd, args.extent_size,
-                  keys)
+                  keys, format_ssd=args.format_ssd)
     print(f"{args.name}: created /dev/mapper/{args.name} over {args.hdd} "
           f"(HDD) and {args.ssd} (SSD), "
           f"{report.human_bytes(args.extent_size * SECTOR)} extents",
@@ -264,7 +264,12 @@ def parser():
                    help="1M (default), 512K, or sectors: a power of two "
                         "from 32K to 1G")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
-                   help="an optional table key (repeatable)")
+                   help="an optional table key (repeatable); hdd_id=ID "
+                        "names the HDD for the SSD's map (found in sysfs "
+                        "if not given), hdd_id=none keeps no map")
+    p.add_argument("--format-ssd", action="store_true",
+                   help="overwrite what the SSD holds (another HDD's map, "
+                        "or data that is not a hottier map): once")
 
     add_command(subs, "remove", cmd_remove, "remove a hottier device")
     add_command(subs, "list", cmd_list, "list the hottier devices",

@@ -2,6 +2,7 @@
 that leaves nothing behind if it fails."""
 
 import errno
+import hashlib
 import os
 import sys
 
@@ -27,6 +28,67 @@ class Member:
 
     def sectors(self):
         return int(read_text(os.path.join(self.sysdir, "size")))
+
+    def identity(self):
+        """What names this device whatever its path (hdd_id, see
+        Documentation/hottier.rst, "On-SSD map"), or None: the WWN, else
+        the serial, else the MD array's or the device-mapper UUID (an LV's
+        is "LVM-" and its VG and LV UUIDs); a partition's is its disk's
+        and "-part<N>"."""
+        disk, suffix = self.sysdir, ""
+        if os.path.isfile(os.path.join(disk, "partition")):
+            suffix = "-part" + read_text(os.path.join(disk, "partition"))
+            disk = os.path.dirname(disk)
+        for prefix, attr in (("wwn-", "wwid"), ("wwn-", "device/wwid"),
+                             ("serial-", "serial"),
+                             ("serial-", "device/serial"),
+                             ("md-uuid-", "md/uuid"),
+                             ("dm-uuid-", "dm/uuid")):
+            try:
+                value = read_text(os.path.join(disk, attr))
+            except OSError:
+                continue
+            if value:
+                return hdd_id(prefix + value + suffix)
+        return None
+
+
+ID_MAX = 64
+
+
+def hdd_id(text):
+    """text as a table word: printable, no blanks, at most ID_MAX bytes
+    (a longer one keeps its head and a hash of the whole)."""
+    word = "".join(c if c.isprintable() and not c.isspace() and c.isascii()
+                   else "_" for c in text.strip())
+    if len(word) > ID_MAX:
+        digest = hashlib.sha256(word.encode()).hexdigest()[:16]
+        word = word[:ID_MAX - 17] + "-" + digest
+    return word
+
+
+def map_keys(h, keys, format_ssd=False):
+    """keys with the HDD's identity (hdd_id), which keeps the SSD's map:
+    given as hdd_id=..., or found in sysfs; hdd_id=none keeps no map.
+    format_ssd adds the one-shot request to format the SSD. Returns the
+    keys and a warning to print once the device exists, or None."""
+    keys = dict(keys)
+    given = keys.pop("hdd_id", None)
+    ident = given if given is not None else h.identity()
+    warning = None
+    if ident == "none":
+        ident = None
+    elif ident is None:
+        warning = (f"hottierctl: {h.path}: no WWN, serial or UUID found: "
+                   "the SSD keeps no map (set hdd_id=<id> to keep one)")
+    if format_ssd:
+        if ident is None:
+            raise HottierError("--format-ssd needs the HDD's identity "
+                               "(hdd_id)")
+        keys["format_ssd"] = "yes"
+    if ident is not None:
+        keys["hdd_id"] = ident
+    return keys, warning
 
 
 def check_free(system, member):
@@ -72,12 +134,14 @@ def check_members(system, hdd, ssd):
     return h, s
 
 
-def create(system, name, hdd, ssd, extent_sectors, keys):
-    """Loads a hottier table over hdd and ssd as name; returns the table
-    line. If dmsetup fails, the device it may have left is removed."""
+def create(system, name, hdd, ssd, extent_sectors, keys, format_ssd=False):
+    """Loads a hottier table over hdd and ssd as name, with the HDD's
+    identity (map_keys()); returns the table line. If dmsetup fails, the
+    device it may have left is removed."""
     if system.dm_kname(name) is not None:
         raise HottierError(f"a device named '{name}' already exists")
     h, s = check_members(system, hdd, ssd)
+    keys, warning = map_keys(h, keys, format_ssd)
     table = build_table(h.sectors(), h.devnum, s.devnum, extent_sectors,
                         keys)
     try:
@@ -87,6 +151,8 @@ def create(system, name, hdd, ssd, extent_sectors, keys):
         if system.dm_exists(name):
             system.dmsetup("remove", name)
         raise HottierError(f"create {name}: {e} (dmesg says why)")
+    if warning:
+        print(warning, file=sys.stderr)
     return table
 
 

@@ -76,6 +76,17 @@ def describe(key):
     return f"{extra}{spec[0]} to {spec[1]}"
 
 
+def check_hdd_id(value):
+    """hdd_id's value: printable, no blanks, 1 to 64 bytes; "none" keeps
+    no map."""
+    if not value or len(value.encode()) > 64 or any(
+            not c.isascii() or not c.isprintable() or c.isspace()
+            for c in value):
+        raise HottierError(f"hdd_id '{value}': expected 1 to 64 printable "
+                           "characters, no blanks")
+    return value
+
+
 def check_value(key, value):
     """Refuses an unknown key or a value out of its range; returns the
     value as the kernel takes it."""
@@ -103,7 +114,8 @@ def parse_assignments(words):
             raise HottierError(f"'{word}': expected key=value")
         if key in keys:
             raise HottierError(f"{key} given twice")
-        keys[key] = check_value(key, value)
+        keys[key] = (check_hdd_id(value) if key == "hdd_id"
+                     else check_value(key, value))
     return keys
 
 
