@@ -21,8 +21,9 @@
  *  - A table without hdd_id invalidates any map of ours when it takes the
  *    SSD over, so that map is never trusted later.
  *
- * All of it runs in suspend, resume and message context, under ht->lock
- * or with the device suspended: nothing here is on the I/O path.
+ * All of it runs at construction, or in suspend, resume and message
+ * context under ht->lock (a message may come while the device suspends):
+ * nothing here is on the I/O path.
  */
 #include "dm-hottier.h"
 
@@ -59,6 +60,8 @@ static int meta_io(struct hottier *ht, blk_opf_t opf, sector_t sector,
 		.client = ht->meta_io,
 	};
 
+	if (op_is_write(opf))
+		WRITE_ONCE(ht->map_writes, ht->map_writes + 1);
 	return hottier_dm_io(&req, &where);
 }
 
@@ -167,8 +170,12 @@ void hottier_persist_dtr(struct hottier *ht)
 	kfree(ht->pin_buf);
 }
 
-/* Put back the replicas of a map written at a clean stop. */
-static int restore_map(struct hottier *ht)
+/*
+ * Read the records of the map written at the last clean stop: their
+ * replicas are put back if @restore, else (a crash) only counted as
+ * dropped. The counts go to the status.
+ */
+static int load_map(struct hottier *ht, bool restore)
 {
 	u64 nr_extents = ((ht->ti->len - 1) >> ht->extent_shift) + 1;
 	u16 epoch = hottier_policy_epoch(&ht->policy);
@@ -177,7 +184,8 @@ static int restore_map(struct hottier *ht)
 	struct hottier_rec rec;
 	int r = 0;
 
-	hottier_map_restore_begin(&ht->map);
+	if (restore)
+		hottier_map_restore_begin(&ht->map);
 	for (slot = 0; slot < ht->layout.nr_slots; slot += n) {
 		n = min_t(u64, RECS_PER_IO, ht->layout.nr_slots - slot);
 		r = meta_io(ht, REQ_OP_READ, HOTTIER_SB_SECTORS +
@@ -191,7 +199,7 @@ static int restore_map(struct hottier *ht)
 						&rec))
 				continue;
 			/* A shrunk HDD: the extent is gone. */
-			if (rec.extent >= nr_extents ||
+			if (!restore || rec.extent >= nr_extents ||
 			    !hottier_map_restore(&ht->map, slot + i, rec.extent,
 						 (u32)rec.heat <<
 						 HOTTIER_SLOT_HEAT_SHIFT, epoch))
@@ -201,16 +209,21 @@ static int restore_map(struct hottier *ht)
 		}
 		cond_resched();
 	}
-	hottier_map_restore_end(&ht->map);
+	if (restore)
+		hottier_map_restore_end(&ht->map);
 	if (r) {
 		/* Doubt drops them all. */
-		hottier_drop_range(ht, 0, U64_MAX - 1, true);
+		if (restore)
+			hottier_drop_range(ht, 0, U64_MAX - 1, true);
 		DMERR("%s: reading the SSD's map failed (error %d): it starts cold",
 		      ht_name(ht), r);
 		return r;
 	}
-	DMINFO("%s: %u replicas restored from the SSD's map, %u dropped",
-	       ht_name(ht), restored, dropped);
+	WRITE_ONCE(ht->map_loaded, restored);
+	WRITE_ONCE(ht->map_dropped, dropped);
+	if (restore)
+		DMINFO("%s: %u replicas restored from the SSD's map, %u dropped",
+		       ht_name(ht), restored, dropped);
 	return 0;
 }
 
@@ -261,11 +274,12 @@ static int take_over(struct hottier *ht, bool *pins)
 			      &ht->layout, &why)) {
 		*pins = true;
 		if (sb->flags & HOTTIER_SB_CLEAN) {
-			restore_map(ht);
+			load_map(ht, true);
 		} else {
 			/* A crash: only the pins are kept. */
-			DMWARN("%s: the SSD's map was not stopped cleanly: replicas dropped",
-			       ht_name(ht));
+			load_map(ht, false);
+			DMWARN("%s: the SSD's map was not stopped cleanly: %llu replicas dropped",
+			       ht_name(ht), ht->map_dropped);
 			sb->nonce = get_random_u32();
 		}
 	} else {
@@ -288,38 +302,46 @@ static int take_over(struct hottier *ht, bool *pins)
  * use before I/O flows. An error leaves the device suspended: the map on
  * the SSD could not be marked, and a later activation would trust it.
  */
-int hottier_persist_resume(struct hottier *ht)
+static int mark_in_use(struct hottier *ht)
 {
 	bool pins = false;
-	int r = 0;
+	int r;
 
-	if (!persistent(ht)) {
-		if (!ht->taken_over) {
-			r = invalidate_map(ht);
-			if (r)
-				DMWARN("%s: cannot invalidate a map on the SSD (error %d)",
-				       ht_name(ht), r);
-			ht->taken_over = true;
-		}
-		return 0;
-	}
 	if (!ht->taken_over) {
 		r = take_over(ht, &pins);
 		if (r)
-			goto bad;
-		ht->taken_over = true;
+			return r;
+		WRITE_ONCE(ht->taken_over, true);
 		ht->sb_pins = pins;
 	} else {
 		ht->sb->flags &= ~HOTTIER_SB_CLEAN;
 		ht->sb->seq++;
 	}
 	r = write_sb(ht, false);
-	if (r)
-		goto bad;
-	return 0;
-bad:
-	DMERR("%s: cannot mark the SSD's map in use (error %d): not resumed",
-	      ht_name(ht), r);
+	if (!r)
+		WRITE_ONCE(ht->map_failed, false);
+	return r;
+}
+
+int hottier_persist_resume(struct hottier *ht)
+{
+	int r = 0;
+
+	mutex_lock(&ht->lock);
+	if (persistent(ht)) {
+		r = mark_in_use(ht);
+		if (r)
+			DMERR("%s: cannot mark the SSD's map in use (error %d): not resumed",
+			      ht_name(ht), r);
+	} else if (!ht->taken_over) {
+		r = invalidate_map(ht);
+		if (r)
+			DMWARN("%s: cannot invalidate a map on the SSD (error %d)",
+			       ht_name(ht), r);
+		WRITE_ONCE(ht->taken_over, true);
+		r = 0;
+	}
+	mutex_unlock(&ht->lock);
 	return r;
 }
 
@@ -442,14 +464,12 @@ static int write_records(struct hottier *ht, u32 nonce)
  * A clean stop (postsuspend: no I/O, no copy in flight). Degraded, the
  * SSD missed writes: the map stays marked in use, so it is dropped.
  */
-void hottier_persist_stop(struct hottier *ht)
+static int write_map(struct hottier *ht)
 {
 	struct hottier_sb *sb = ht->sb;
 	u32 nonce = get_random_u32();
 	int r;
 
-	if (!persistent(ht) || !ht->taken_over || is_degraded(ht))
-		return;
 	/* The HDD first: the replicas copy what it holds durably. */
 	r = blkdev_issue_flush(ht->hdd->bdev);
 	if (!r)
@@ -459,7 +479,7 @@ void hottier_persist_stop(struct hottier *ht)
 	if (r) {
 		DMERR("%s: cannot write the SSD's map (error %d): it starts cold",
 		      ht_name(ht), r);
-		return;
+		return r;
 	}
 	sb->nonce = nonce;
 	sb->flags |= HOTTIER_SB_CLEAN;
@@ -471,4 +491,42 @@ void hottier_persist_stop(struct hottier *ht)
 		DMERR("%s: cannot write the SSD's superblock (error %d): it starts cold",
 		      ht_name(ht), r);
 	}
+	return r;
+}
+
+void hottier_persist_stop(struct hottier *ht)
+{
+	if (!persistent(ht) || !ht->taken_over || is_degraded(ht))
+		return;
+	mutex_lock(&ht->lock);
+	if (write_map(ht))
+		WRITE_ONCE(ht->map_failed, true);
+	mutex_unlock(&ht->lock);
+}
+
+static const char * const map_state_names[HOTTIER_NR_MAP_STATES] = {
+	[HOTTIER_MAP_OFF] = "off",
+	[HOTTIER_MAP_PENDING] = "pending",
+	[HOTTIER_MAP_OPEN] = "open",
+	[HOTTIER_MAP_CLEAN] = "clean",
+	[HOTTIER_MAP_FAILED] = "failed",
+};
+
+const char *hottier_map_state_name(int state)
+{
+	return map_state_names[state];
+}
+
+/* For the status, without ht->lock: a state the map was in. */
+int hottier_persist_state(struct hottier *ht)
+{
+	if (!persistent(ht))
+		return HOTTIER_MAP_OFF;
+	if (!READ_ONCE(ht->taken_over))
+		return HOTTIER_MAP_PENDING;
+	if (READ_ONCE(ht->map_failed))
+		return HOTTIER_MAP_FAILED;
+	if (READ_ONCE(ht->sb->flags) & HOTTIER_SB_CLEAN)
+		return HOTTIER_MAP_CLEAN;
+	return HOTTIER_MAP_OPEN;
 }

@@ -394,7 +394,7 @@ static void emit_args(struct hottier *ht, char *result, unsigned int maxlen,
  *   <pinned> <tracked> <scrub_checked> <scrub_mismatches>
  *   <ssd_latency_us> <hdd_latency_us> <replica_reads_ssd>
  *   <replica_reads_hdd> <ssd_errors> <migrations_allowed> <mode>
- *   <scrub_slots> <scrub>
+ *   <scrub_slots> <scrub> <map> <map_loaded> <map_dropped> <map_writes>
  *
  * Status TABLE: the table line that recreates this device, every optional
  * key with its current value.
@@ -408,6 +408,7 @@ const char * const hottier_field_names[HOTTIER_NR_FIELDS] = {
 	"scrub_checked", "scrub_mismatches", "ssd_latency_us",
 	"hdd_latency_us", "replica_reads_ssd", "replica_reads_hdd",
 	"ssd_errors", "migrations_allowed", "mode", "scrub_slots", "scrub",
+	"map", "map_loaded", "map_dropped", "map_writes",
 };
 
 static u64 stat_read(struct hottier *ht, enum hottier_stat s)
@@ -427,7 +428,7 @@ static u64 lat_us(struct hottier *ht, enum hottier_route_dev dev)
 
 /*
  * A field's value; HOTTIER_F_MODE is 1 when degraded, HOTTIER_F_SCRUB an
- * enum hottier_scrub_state.
+ * enum hottier_scrub_state, HOTTIER_F_MAP an enum hottier_map_state.
  */
 static u64 field_value(struct hottier *ht, enum hottier_field f)
 {
@@ -468,6 +469,14 @@ static u64 field_value(struct hottier *ht, enum hottier_field f)
 		return READ_ONCE(ht->scrub_slots);
 	case HOTTIER_F_SCRUB:
 		return READ_ONCE(ht->scrub_state);
+	case HOTTIER_F_MAP:
+		return hottier_persist_state(ht);
+	case HOTTIER_F_MAP_LOADED:
+		return READ_ONCE(ht->map_loaded);
+	case HOTTIER_F_MAP_DROPPED:
+		return READ_ONCE(ht->map_dropped);
+	case HOTTIER_F_MAP_WRITES:
+		return READ_ONCE(ht->map_writes);
 	default:
 		return 0;
 	}
@@ -483,6 +492,9 @@ int hottier_format_field(struct hottier *ht, enum hottier_field f, char *buf,
 	if (f == HOTTIER_F_SCRUB)
 		return scnprintf(buf, size, "%s",
 				 hottier_scrub_state_name(field_value(ht, f)));
+	if (f == HOTTIER_F_MAP)
+		return scnprintf(buf, size, "%s",
+				 hottier_map_state_name(field_value(ht, f)));
 	return scnprintf(buf, size, "%llu",
 			 (unsigned long long)field_value(ht, f));
 }

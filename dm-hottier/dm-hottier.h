@@ -152,6 +152,16 @@ enum hottier_scrub_state {
 	HOTTIER_NR_SCRUB_STATES,
 };
 
+/* What the SSD's superblock says of the on-SSD map, as the status shows it. */
+enum hottier_map_state {
+	HOTTIER_MAP_OFF,		/* no hdd_id: no map is kept */
+	HOTTIER_MAP_PENDING,		/* not read yet: the first resume does */
+	HOTTIER_MAP_OPEN,		/* marked in use: a crash drops it */
+	HOTTIER_MAP_CLEAN,		/* written at a clean stop */
+	HOTTIER_MAP_FAILED,		/* a stop could not write it: left open */
+	HOTTIER_NR_MAP_STATES,
+};
+
 /* Bits of hottier.mode. */
 #define HOTTIER_DEGRADED	0
 
@@ -235,9 +245,9 @@ struct hottier {
 	u64 scrub_mismatches;
 
 	/*
-	 * The on-SSD map (dm-hottier-persist.c): used at construction,
-	 * resume, suspend and in messages under ht->lock, never on the I/O
-	 * path.
+	 * The on-SSD map (dm-hottier-persist.c): used at construction, and
+	 * at resume, suspend and in messages under ht->lock, never on the I/O
+	 * path. The status reads the counters and the state without a lock.
 	 */
 	struct dm_io_client *meta_io;
 	void *meta_buf;			/* HOTTIER_META_IO bytes, vmalloc */
@@ -245,6 +255,10 @@ struct hottier {
 	u64 *pin_buf;			/* pinned ranges, to encode */
 	bool taken_over;		/* the first resume read the SSD */
 	bool sb_pins;			/* its pins are to be applied */
+	bool map_failed;		/* the last stop could not write it */
+	u64 map_writes;			/* writes to the map area */
+	u64 map_loaded;			/* replicas restored at the takeover */
+	u64 map_dropped;		/* ... records found and not restored */
 
 	struct hottier_stats __percpu *stats;
 	char error[96];			/* a constructor error with numbers */
@@ -266,7 +280,8 @@ enum hottier_field {
 	HOTTIER_F_HDD_LATENCY_US, HOTTIER_F_REPLICA_READS_SSD,
 	HOTTIER_F_REPLICA_READS_HDD, HOTTIER_F_SSD_ERRORS,
 	HOTTIER_F_MIGRATIONS_ALLOWED, HOTTIER_F_MODE, HOTTIER_F_SCRUB_SLOTS,
-	HOTTIER_F_SCRUB,
+	HOTTIER_F_SCRUB, HOTTIER_F_MAP, HOTTIER_F_MAP_LOADED,
+	HOTTIER_F_MAP_DROPPED, HOTTIER_F_MAP_WRITES,
 	HOTTIER_NR_FIELDS,
 };
 
@@ -357,6 +372,8 @@ int hottier_persist_pin_room(struct hottier *ht);
 int hottier_persist_pins(struct hottier *ht);
 int hottier_persist_dropped(struct hottier *ht);
 void hottier_persist_stop(struct hottier *ht);
+int hottier_persist_state(struct hottier *ht);
+const char *hottier_map_state_name(int state);
 
 /* dm-hottier-target.c */
 void hottier_keys_changed(struct hottier *ht);

@@ -29,7 +29,7 @@ def kname(dev):
 STATE_FIELDS = ("slots_used", "slots_total", "migrations", "pinned", "tracked",
                 "scrub_checked", "scrub_mismatches", "ssd_latency_us",
                 "hdd_latency_us", "migrations_allowed", "mode", "scrub_slots",
-                "scrub")
+                "scrub", "map", "map_loaded", "map_dropped", "map_writes")
 
 
 def counters(dev):

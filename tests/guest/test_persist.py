@@ -102,6 +102,13 @@ def test_a_clean_remove_comes_back_warm_with_pins_and_data(hottier_module):
             assert d.table().endswith(" hdd_id wwn-0x5000c500a1b2c3d4"), \
                 d.table()
             table_line = d.table()
+            c = info(d)
+            # A new map: formatted, marked in use, pins written; nothing
+            # was found on the SSD.
+            assert (c["map"], c["map_loaded"], c["map_dropped"]) == \
+                ("open", 0, 0), c
+            # The superblock marked in use, its pins at resume, a pin.
+            assert c["map_writes"] == 3, c
         log = KernelLog()
         # dmsetup table's line, fed back: the same device, warm.
         with devices.DmDevice(name, table_line) as d:
@@ -109,6 +116,9 @@ def test_a_clean_remove_comes_back_warm_with_pins_and_data(hottier_module):
             assert after["slots_used"] == before["slots_used"], (before, after)
             assert after["pinned"] == before["pinned"] == PINNED_MB * 16
             assert "replicas restored" in log.new()
+            assert (after["map"], after["map_loaded"],
+                    after["map_dropped"]) == \
+                ("open", before["slots_used"], 0), after
             d.message("reset_stats")
             assert digest(d.path, PINNED_MB + 2) == resident
             c = info(d)
@@ -130,9 +140,19 @@ def test_a_crash_drops_every_replica_and_keeps_the_pins(hottier_module):
         with devices.DmDevice(unique("ht"), line) as d:
             name = d.name
             warm(d, seed=4)
+            # A clean stop writes every record; the resume marks the map
+            # in use again, so a crash now finds records it must not use.
+            d.suspend()
+            c = info(d)
+            assert c["map"] == "clean", c
+            recorded = c["slots_used"]
+            d.resume()
+            assert info(d)["map"] == "open"
             log = KernelLog()
             crash(w, s)
-        assert "cannot write the SSD's map" in log.new()
+            d.suspend()
+            assert "cannot write the SSD's map" in log.new()
+            assert info(d)["map"] == "failed"
         heal(w, s)
         # Whatever the SSD holds is stale now.
         fill(h.path, 8, 5)
@@ -142,6 +162,8 @@ def test_a_crash_drops_every_replica_and_keeps_the_pins(hottier_module):
             c = info(d)
             assert "not stopped cleanly" in log.new()
             assert c["pinned"] == PINNED_MB * 16, c
+            assert (c["map"], c["map_loaded"], c["map_dropped"]) == \
+                ("open", 0, recorded), c
             # The pins are copied again from the HDD; nothing else returns.
             c = settled(d, PINNED_MB * 16)
             assert c["slots_used"] == PINNED_MB * 16, c
@@ -207,7 +229,10 @@ def test_a_line_without_hdd_id_invalidates_the_map(hottier_module):
             settled(d, 16)
         # 0.3's line: no map is kept, and the one there is never trusted.
         with devices.DmDevice(unique("ht"), table(h.path, s.path, None)) as d:
-            assert info(d)["slots_used"] == 0
+            c = info(d)
+            assert c["slots_used"] == 0 and c["map"] == "off", c
+            # The one write: the old map's superblock, zeroed.
+            assert c["map_writes"] == 1, c
             fill(d.path, 1, 7)
         with open(s.path, "rb") as f:
             assert f.read(4096) == bytes(4096)
@@ -246,7 +271,9 @@ def test_replicas_dropped_while_suspended_never_come_back(hottier_module):
                 d.message("promote", "0", str(2 * 2048))
                 settled(d, 32)
                 d.suspend()
+                assert info(d)["map"] == "clean"
                 d.message(*drop)
+                assert info(d)["map"] == "open", drop
             with devices.DmDevice(unique("ht"), line) as d:
                 assert info(d)["slots_used"] == 0, drop
 

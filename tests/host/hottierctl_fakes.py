@@ -22,7 +22,8 @@ KEYS = {"discard": "passdown", "write_policy": "through",
         "migration_budget_us": "0", "ssd_error_threshold": "8"}
 STATS = dict(zip(FIELDS, [
     1000, 50, 8000, 400, 0, 3, 0, 120, 512, 700, 100, 130, 10, 2, 1, 4,
-    900, 0, 0, 120, 4100, 650, 50, 0, 3, "rw", 0, "idle"]))
+    900, 0, 0, 120, 4100, 650, 50, 0, 3, "rw", 0, "idle", "open", 96, 0,
+    2]))
 
 
 def status_line(sectors, stats):

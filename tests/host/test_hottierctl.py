@@ -196,13 +196,15 @@ def test_the_documented_table_line_parses():
 def test_status_line_splits_slots_and_keeps_mode_text():
     line = ("0 2048 hottier " + " ".join(str(i) for i in range(7)) +
             " 5/9 " + " ".join(str(i) for i in range(9, 25)) + " degraded" +
-            " 40 running")
+            " 40 running clean 31 2 17")
     s = parse_status(line)
     assert list(s) == list(FIELDS)
     assert (s["slots_used"], s["slots_total"]) == (5, 9)
     assert (s["reads"], s["read_hits"], s["migrations_allowed"]) == (0, 9, 24)
     assert s["mode"] == "degraded"
     assert (s["scrub_slots"], s["scrub"]) == (40, "running")
+    assert (s["map"], s["map_loaded"], s["map_dropped"], s["map_writes"]) \
+        == ("clean", 31, 2, 17)
     assert parse_status(line + " 77")["mode"] == "degraded"   # a new field
     with pytest.raises(HottierError, match="unexpected hottier status"):
         parse_status("0 2048 hottier 1 2 3")
@@ -291,6 +293,18 @@ def test_status_shows_hit_ratio_slots_and_the_rest(tree):
     assert re.search(r"promotions\s+130, demotions 10", text)
     assert re.search(r"migrations\s+1 in flight, 3 allowed", text)
     assert re.search(r"latency\s+SSD 120 us, HDD 4100 us", text)
+    assert re.search(r"SSD map\s+open, 96 replicas restored and 0 dropped "
+                     r"at start, 2 writes", text)
+
+
+def test_status_says_when_no_map_is_kept(tree):
+    tree.block("sdc", "8:32")
+    tree.block("sdd", "8:48")
+    tree.hottier("media", "dm-4", "253:4", "sdc", "sdd",
+                 stats={"map": "off"})
+    rc, out = tree.run("status", "media")
+    assert rc == 0 and re.search(
+        r"SSD map\s+off \(no hdd_id: the SSD starts cold\)", out), out
 
 
 def test_status_json_has_every_field_and_the_ratio(tree):

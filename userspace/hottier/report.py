@@ -50,6 +50,15 @@ def interval_line(before, after, seconds):
             f"{reads / seconds:.0f} reads/s")
 
 
+def map_line(rec):
+    """The on-SSD map's state and what the takeover found."""
+    if rec["map"] == "off":
+        return "off (no hdd_id: the SSD starts cold)"
+    return (f"{rec['map']}, {rec['map_loaded']} replicas restored and "
+            f"{rec['map_dropped']} dropped at start, "
+            f"{rec['map_writes']} writes")
+
+
 def status_lines(rec, before=None, seconds=None):
     """The human status of one device, as status_record gives it."""
     state = rec["mode"] + (", suspended" if rec["suspended"] else "")
@@ -68,6 +77,7 @@ def status_lines(rec, before=None, seconds=None):
         ("replica reads", f"SSD {rec['replica_reads_ssd']}, "
                           f"HDD {rec['replica_reads_hdd']}"),
         ("SSD errors", str(rec["ssd_errors"])),
+        ("SSD map", map_line(rec)),
     ]
     if before is not None:
         rows.insert(1, interval_line(before, rec, seconds))

@@ -36,8 +36,9 @@ FIELDS = ("reads", "writes", "read_sectors", "write_sectors", "discards",
           "copies_discarded", "migrations", "pinned", "tracked",
           "scrub_checked", "scrub_mismatches", "ssd_latency_us",
           "hdd_latency_us", "replica_reads_ssd", "replica_reads_hdd",
-          "ssd_errors", "migrations_allowed", "mode", "scrub_slots", "scrub")
-TEXT_FIELDS = ("mode", "scrub")
+          "ssd_errors", "migrations_allowed", "mode", "scrub_slots", "scrub",
+          "map", "map_loaded", "map_dropped", "map_writes")
+TEXT_FIELDS = ("mode", "scrub", "map")
 
 _UNITS = {"": None, "s": 1, "k": 2, "kb": 2, "kib": 2, "m": 2048,
           "mb": 2048, "mib": 2048, "g": 2097152, "gb": 2097152,
