@@ -306,6 +306,8 @@ static const char *bad_value_error(enum hottier_key key)
 		return "Invalid migration_budget_us: expected 0 (off) to 10000000";
 	case HOTTIER_KEY_SSD_ERROR_THRESHOLD:
 		return "Invalid ssd_error_threshold: expected 1 to 1000000";
+	case HOTTIER_KEY_MAP_VERIFY:
+		return "Invalid map_verify: expected 0 (off) to 1000000 replicas";
 	default:
 		return NULL;
 	}
@@ -336,6 +338,8 @@ static u32 *field(struct hottier_args *args, enum hottier_key key)
 		return &args->migration_budget_us;
 	case HOTTIER_KEY_SSD_ERROR_THRESHOLD:
 		return &args->ssd_error_threshold;
+	case HOTTIER_KEY_MAP_VERIFY:
+		return &args->map_verify;
 	default:
 		return NULL;
 	}
@@ -359,14 +363,15 @@ static void expect_args_eq(struct kunit *test, const struct hottier_args *a,
 	KUNIT_EXPECT_EQ(test, a->routing, b->routing);
 	KUNIT_EXPECT_EQ(test, a->migration_budget_us, b->migration_budget_us);
 	KUNIT_EXPECT_EQ(test, a->ssd_error_threshold, b->ssd_error_threshold);
+	KUNIT_EXPECT_EQ(test, a->map_verify, b->map_verify);
 }
 
 /* Every key set away from its default, to see that others stay put. */
-#define ALL_KEYS_LINE "/dev/a /dev/b 2048 22 discard ignore " \
+#define ALL_KEYS_LINE "/dev/a /dev/b 2048 24 discard ignore " \
 	"write_policy around promote_threshold 9 sequential_cutoff_kb 77 " \
 	"heat_halflife_ms 1234 max_migrations 3 migration_mbps 55 " \
 	"max_tracked 4096 ssd_error_threshold 5 routing ssd " \
-	"migration_budget_us 15000"
+	"map_verify 32 migration_budget_us 15000"
 
 static void parse_line(struct kunit *test, const char *line,
 		       struct hottier_args *args)
@@ -493,6 +498,14 @@ static const struct key_case key_cases[] = {
 	REFUSE(SSD_ERROR_THRESHOLD, "1000001"),
 	REFUSE(SSD_ERROR_THRESHOLD, "-8"),
 	REFUSE(SSD_ERROR_THRESHOLD, "0x8"),
+
+	ACCEPT(MAP_VERIFY, "0", 0),
+	ACCEPT(MAP_VERIFY, "64", 64),
+	ACCEPT(MAP_VERIFY, "1000000", 1000000),
+	REFUSE(MAP_VERIFY, "1000001"),
+	REFUSE(MAP_VERIFY, "-1"),
+	REFUSE(MAP_VERIFY, "all"),
+	REFUSE(MAP_VERIFY, ""),
 };
 
 static void key_case_desc(const struct key_case *c, char *desc)
@@ -604,7 +617,7 @@ static void key_names(struct kunit *test)
 		"discard", "write_policy", "promote_threshold",
 		"sequential_cutoff_kb", "heat_halflife_ms", "max_migrations",
 		"migration_mbps", "max_tracked", "routing",
-		"migration_budget_us", "ssd_error_threshold",
+		"migration_budget_us", "ssd_error_threshold", "map_verify",
 	};
 	int k;
 
@@ -637,6 +650,7 @@ static void parse_defaults(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, args.routing, HOTTIER_ROUTING_LATENCY);
 	KUNIT_EXPECT_EQ(test, args.migration_budget_us, 0U);
 	KUNIT_EXPECT_EQ(test, args.ssd_error_threshold, 8U);
+	KUNIT_EXPECT_EQ(test, args.map_verify, 0U);
 }
 
 /* Each default, printed, is a value its own key accepts at runtime. */
@@ -659,7 +673,7 @@ static void defaults_are_valid_values(struct kunit *test)
 	expect_args_eq(test, &args, &before);
 }
 
-/* All eleven keys on one line, in an order of their own. */
+/* All twelve keys on one line, in an order of their own. */
 static void parse_every_key(struct kunit *test)
 {
 	struct hottier_args args;
@@ -677,6 +691,7 @@ static void parse_every_key(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, args.routing, HOTTIER_ROUTING_SSD);
 	KUNIT_EXPECT_EQ(test, args.migration_budget_us, 15000U);
 	KUNIT_EXPECT_EQ(test, args.ssd_error_threshold, 5U);
+	KUNIT_EXPECT_EQ(test, args.map_verify, 32U);
 
 	parse_line(test, "/dev/a /dev/b 64 4 max_tracked 16 discard ignore",
 		   &args);
@@ -691,9 +706,10 @@ static void parse_every_key(struct kunit *test)
  * while the table path (runtime false) takes it.
  */
 /*
- * discard (whether the device offers discard, fixed while the table lives)
- * and max_tracked (it sizes memory) change only with a table reload: a
- * runtime change is refused and changes nothing; a reload sets them.
+ * discard (whether the device offers discard, fixed while the table lives),
+ * max_tracked (it sizes memory) and map_verify (used at activation only)
+ * change only with a table reload: a runtime change is refused and changes
+ * nothing; a reload sets them.
  */
 static void runtime_refuses_table_only_keys(struct kunit *test)
 {
@@ -704,6 +720,7 @@ static void runtime_refuses_table_only_keys(struct kunit *test)
 		{ "max_tracked", "16" }, { "max_tracked", "junk" },
 		{ "max_tracked", "1" }, { "discard", "ignore" },
 		{ "discard", "passdown" }, { "discard", "junk" },
+		{ "map_verify", "0" }, { "map_verify", "8" },
 	};
 	struct hottier_args args, before;
 	char *error;
@@ -713,7 +730,8 @@ static void runtime_refuses_table_only_keys(struct kunit *test)
 	for (k = 0; k < HOTTIER_NR_KEYS; k++)
 		KUNIT_EXPECT_EQ_MSG(test, hottier_key_table_only(k),
 				    k == HOTTIER_KEY_MAX_TRACKED ||
-				    k == HOTTIER_KEY_DISCARD,
+				    k == HOTTIER_KEY_DISCARD ||
+				    k == HOTTIER_KEY_MAP_VERIFY,
 				    "key %s", hottier_key_name(k));
 
 	parse_line(test, ALL_KEYS_LINE, &args);
@@ -796,6 +814,7 @@ static const struct format_case format_cases[] = {
 	{ HOTTIER_KEY_ROUTING, HOTTIER_ROUTING_SSD, "ssd" },
 	{ HOTTIER_KEY_MIGRATION_BUDGET_US, 10000000, "10000000" },
 	{ HOTTIER_KEY_SSD_ERROR_THRESHOLD, 1, "1" },
+	{ HOTTIER_KEY_MAP_VERIFY, 1000000, "1000000" },
 	/* Unsigned, whatever got there. */
 	{ HOTTIER_KEY_MAX_TRACKED, U32_MAX, "4294967295" },
 };

@@ -109,6 +109,12 @@ static const struct hottier_key_desc keys[HOTTIER_NR_KEYS] = {
 	[HOTTIER_KEY_SSD_ERROR_THRESHOLD] = NUM_KEY("ssd_error_threshold",
 		ssd_error_threshold, 1, 1000000,
 		"Invalid ssd_error_threshold: expected 1 to 1000000"),
+	/* Used when the on-SSD map is taken over: at activation. */
+	[HOTTIER_KEY_MAP_VERIFY] = {
+		.name = "map_verify", .min = 0, .max = 1000000,
+		.offset = offsetof(struct hottier_args, map_verify),
+		.bad_value = "Invalid map_verify: expected 0 (off) to 1000000 replicas",
+		.table_only = true },
 };
 
 const char *hottier_key_name(enum hottier_key key)
@@ -279,6 +285,7 @@ static void set_defaults(struct hottier_args *args)
 	args->routing = HOTTIER_ROUTING_LATENCY;
 	args->migration_budget_us = 0;
 	args->ssd_error_threshold = 8;
+	args->map_verify = 0;
 }
 
 /*

@@ -48,6 +48,7 @@ enum hottier_key {
 	HOTTIER_KEY_ROUTING,
 	HOTTIER_KEY_MIGRATION_BUDGET_US,
 	HOTTIER_KEY_SSD_ERROR_THRESHOLD,
+	HOTTIER_KEY_MAP_VERIFY,
 	HOTTIER_NR_KEYS,
 };
 
@@ -75,6 +76,7 @@ struct hottier_args {
 	u32 routing;			/* enum hottier_routing */
 	u32 migration_budget_us;	/* 0: no migration QoS */
 	u32 ssd_error_threshold;	/* SSD errors before degraded */
+	u32 map_verify;			/* replicas compared at activation */
 	/* Table-only, outside keys[]: "" keeps no map on the SSD. */
 	char hdd_id[HOTTIER_ID_MAX + 1];
 	bool format_ssd;		/* one-shot: never printed */

@@ -266,9 +266,12 @@ static int read_page(struct block_device *bdev, sector_t sector,
 	return r;
 }
 
-/* Compare a replica with its HDD extent: 1 if they differ, 0 if not. */
-static int compare_extent(struct hottier *ht, u64 extent, u32 slot,
-			  struct page *a, struct page *b)
+/*
+ * Compare a replica with its HDD extent, through @a and @b (pages of
+ * HOTTIER_SCRUB_CHUNK): 1 if they differ, 0 if not, < 0 if a read failed.
+ */
+int hottier_compare_extent(struct hottier *ht, u64 extent, u32 slot,
+			   struct page *a, struct page *b)
 {
 	sector_t len = extent_len(ht, extent), off, n;
 	int r;
@@ -324,7 +327,8 @@ static int scrub_slot(struct hottier *ht, u32 slot, struct page *a,
 		gen = wt->gen;
 		spin_unlock_irqrestore(&wt->lock, flags);
 
-		r = quiet ? compare_extent(ht, extent, slot, a, b) : -EAGAIN;
+		r = quiet ? hottier_compare_extent(ht, extent, slot, a, b) :
+			    -EAGAIN;
 
 		spin_lock_irqsave(&wt->lock, flags);
 		quiet = !wt->inflight && wt->gen == gen;

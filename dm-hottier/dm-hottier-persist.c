@@ -128,6 +128,7 @@ int hottier_persist_ctr(struct hottier *ht, bool live, char **error)
 		*error = "Cannot create the on-SSD map's I/O client";
 		return r;
 	}
+	ht->map_handed_over = live;
 	if (live || !persistent(ht) || ht->args.format_ssd)
 		return 0;
 
@@ -227,6 +228,61 @@ static int load_map(struct hottier *ht, bool restore)
 	return 0;
 }
 
+/*
+ * map_verify, at an activation (not a reload: the old table was live):
+ * compare up to that many of the replicas just restored with the HDD,
+ * spread over the SSD. A difference, or a read that fails, drops them all:
+ * the HDD may have been written while the device was down. The pins are
+ * copied again.
+ */
+static void verify_map(struct hottier *ht)
+{
+	unsigned int order = get_order(HOTTIER_SCRUB_CHUNK);
+	u32 want = ht->args.map_verify, slot;
+	u64 step, seen = 0, checked = 0;
+	struct hottier_mslot *s;
+	struct page *a, *b;
+	int r = 0;
+
+	if (!want || !ht->map_loaded || ht->map_handed_over)
+		return;
+	step = max_t(u64, 1, div_u64(ht->map_loaded, want));
+	a = alloc_pages(GFP_KERNEL, order);
+	b = alloc_pages(GFP_KERNEL, order);
+	if (!a || !b)
+		r = -ENOMEM;
+	for (slot = 0; !r && slot < ht->layout.nr_slots && checked < want;
+	     slot++) {
+		s = hottier_mslot(&ht->map, slot);
+		if (hottier_mslot_state(s) != HOTTIER_S_RESIDENT ||
+		    seen++ % step)
+			continue;
+		r = hottier_compare_extent(ht, hottier_mslot_extent(s), slot,
+					   a, b);
+		checked++;
+		cond_resched();
+	}
+	if (a)
+		__free_pages(a, order);
+	if (b)
+		__free_pages(b, order);
+	WRITE_ONCE(ht->map_checked, checked);
+	if (!r) {
+		DMINFO("%s: %llu replicas restored match the HDD", ht_name(ht),
+		       checked);
+		return;
+	}
+	hottier_drop_range(ht, 0, U64_MAX - 1, true);
+	WRITE_ONCE(ht->map_dropped, ht->map_dropped + ht->map_loaded);
+	WRITE_ONCE(ht->map_loaded, 0);
+	if (r > 0)
+		DMWARN("%s: slot %u differs from the HDD: every replica dropped",
+		       ht_name(ht), slot - 1);
+	else
+		DMERR("%s: verifying the SSD's map failed (error %d): every replica dropped",
+		      ht_name(ht), r);
+}
+
 /* A new map: no record of an older one checks out under its nonce. */
 static void format_sb(struct hottier *ht)
 {
@@ -274,7 +330,8 @@ static int take_over(struct hottier *ht, bool *pins)
 			      &ht->layout, &why)) {
 		*pins = true;
 		if (sb->flags & HOTTIER_SB_CLEAN) {
-			load_map(ht, true);
+			if (!load_map(ht, true))
+				verify_map(ht);
 		} else {
 			/* A crash: only the pins are kept. */
 			load_map(ht, false);

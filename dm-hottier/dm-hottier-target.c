@@ -394,7 +394,8 @@ static void emit_args(struct hottier *ht, char *result, unsigned int maxlen,
  *   <pinned> <tracked> <scrub_checked> <scrub_mismatches>
  *   <ssd_latency_us> <hdd_latency_us> <replica_reads_ssd>
  *   <replica_reads_hdd> <ssd_errors> <migrations_allowed> <mode>
- *   <scrub_slots> <scrub> <map> <map_loaded> <map_dropped> <map_writes>
+ *   <scrub_slots> <scrub> <map> <map_loaded> <map_dropped> <map_checked>
+ *   <map_writes>
  *
  * Status TABLE: the table line that recreates this device, every optional
  * key with its current value.
@@ -408,7 +409,7 @@ const char * const hottier_field_names[HOTTIER_NR_FIELDS] = {
 	"scrub_checked", "scrub_mismatches", "ssd_latency_us",
 	"hdd_latency_us", "replica_reads_ssd", "replica_reads_hdd",
 	"ssd_errors", "migrations_allowed", "mode", "scrub_slots", "scrub",
-	"map", "map_loaded", "map_dropped", "map_writes",
+	"map", "map_loaded", "map_dropped", "map_checked", "map_writes",
 };
 
 static u64 stat_read(struct hottier *ht, enum hottier_stat s)
@@ -475,6 +476,8 @@ static u64 field_value(struct hottier *ht, enum hottier_field f)
 		return READ_ONCE(ht->map_loaded);
 	case HOTTIER_F_MAP_DROPPED:
 		return READ_ONCE(ht->map_dropped);
+	case HOTTIER_F_MAP_CHECKED:
+		return READ_ONCE(ht->map_checked);
 	case HOTTIER_F_MAP_WRITES:
 		return READ_ONCE(ht->map_writes);
 	default:

@@ -256,9 +256,11 @@ struct hottier {
 	bool taken_over;		/* the first resume read the SSD */
 	bool sb_pins;			/* its pins are to be applied */
 	bool map_failed;		/* the last stop could not write it */
+	bool map_handed_over;		/* a reload: the old table was live */
 	u64 map_writes;			/* writes to the map area */
 	u64 map_loaded;			/* replicas restored at the takeover */
 	u64 map_dropped;		/* ... records found and not restored */
+	u64 map_checked;		/* ... replicas compared (map_verify) */
 
 	struct hottier_stats __percpu *stats;
 	char error[96];			/* a constructor error with numbers */
@@ -281,7 +283,7 @@ enum hottier_field {
 	HOTTIER_F_REPLICA_READS_HDD, HOTTIER_F_SSD_ERRORS,
 	HOTTIER_F_MIGRATIONS_ALLOWED, HOTTIER_F_MODE, HOTTIER_F_SCRUB_SLOTS,
 	HOTTIER_F_SCRUB, HOTTIER_F_MAP, HOTTIER_F_MAP_LOADED,
-	HOTTIER_F_MAP_DROPPED, HOTTIER_F_MAP_WRITES,
+	HOTTIER_F_MAP_DROPPED, HOTTIER_F_MAP_CHECKED, HOTTIER_F_MAP_WRITES,
 	HOTTIER_NR_FIELDS,
 };
 
@@ -373,6 +375,8 @@ int hottier_persist_pins(struct hottier *ht);
 int hottier_persist_dropped(struct hottier *ht);
 void hottier_persist_stop(struct hottier *ht);
 int hottier_persist_state(struct hottier *ht);
+int hottier_compare_extent(struct hottier *ht, u64 extent, u32 slot,
+			   struct page *a, struct page *b);
 const char *hottier_map_state_name(int state);
 
 /* dm-hottier-target.c */

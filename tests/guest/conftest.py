@@ -23,7 +23,8 @@ INFO_FIELDS = ["reads", "writes", "read_sectors", "write_sectors", "discards",
                "scrub_checked", "scrub_mismatches", "ssd_latency_us",
                "hdd_latency_us", "replica_reads_ssd", "replica_reads_hdd",
                "ssd_errors", "migrations_allowed", "mode", "scrub_slots",
-               "scrub", "map", "map_loaded", "map_dropped", "map_writes"]
+               "scrub", "map", "map_loaded", "map_dropped", "map_checked",
+               "map_writes"]
 TEXT_FIELDS = ("mode", "scrub", "map")
 _names = itertools.count()
 

@@ -6,6 +6,7 @@ be written, as after a power loss; the members stay, null_blk devices
 that outlive the dm device."""
 
 import hashlib
+import mmap
 import os
 import subprocess
 
@@ -276,6 +277,206 @@ def test_replicas_dropped_while_suspended_never_come_back(hottier_module):
                 assert info(d)["map"] == "open", drop
             with devices.DmDevice(unique("ht"), line) as d:
                 assert info(d)["slots_used"] == 0, drop
+
+
+WARM_S = 30                     # zipf reads before the windows
+WINDOW_S = 20                   # each window the hit ratio is taken over
+
+
+def zipf_window(d, seconds):
+    """The hit ratio of zipf:1.2 4k random reads for seconds, always the
+    same offsets (one seed), from the status counters."""
+    d.message("reset_stats")
+    rc, report, err = hotio.fio(
+        d.path, "--name=zipf", "--rw=randread", "--bs=4k", "--iodepth=8",
+        "--random_distribution=zipf:1.2", "--randseed=4242",
+        "--norandommap", "--time_based", f"--runtime={seconds}")
+    assert rc == 0, err
+    c = info(d)
+    return c["read_hits"] / (c["read_hits"] + c["read_misses"])
+
+
+def test_a_warm_restart_keeps_the_hit_ratio_slots_and_pins(hottier_module):
+    """Zipf reads until the SSD is warm, the hit ratio over a window, a
+    clean remove and the same line again: the same window after is at
+    least 95% of the one before, with the same slots used and pins."""
+    with devices.hdd(unique("hdd"), 256) as h, \
+            devices.ssd(unique("ssd"), 32) as s:
+        line = hottier_table(h.path, s.path, EXTENT,
+                             opts=("hdd_id", "wwn-0x5000c500a1b2c3d4"))
+        with devices.DmDevice(unique("ht"), line) as d:
+            name = d.name
+            d.message("pin", str(128 * 2048), "2048")
+            zipf_window(d, WARM_S)
+            before = zipf_window(d, WINDOW_S)
+            d.suspend()
+            stopped = info(d)
+            assert stopped["map"] == "clean", stopped
+        with devices.DmDevice(name, line) as d:
+            c = info(d)
+            assert (c["slots_used"], c["pinned"], c["map_loaded"]) == \
+                (stopped["slots_used"], stopped["pinned"],
+                 stopped["slots_used"]), (stopped, c)
+            after = zipf_window(d, WINDOW_S)
+        hotio.save("warm_restart", {"before": before, "after": after,
+                                    "ratio": after / before,
+                                    "slots_used": c["slots_used"],
+                                    "slots_total": c["slots_total"]})
+        print(f"warm restart: hit ratio {before:.3f} before, {after:.3f} "
+              f"after ({after / before:.3f})")
+        assert after >= 0.95 * before, (before, after)
+
+
+def write_behind(path, sector, seed):
+    """64 KiB of new data at sector, written to a member directly."""
+    data = hashlib.sha256(str(seed).encode()).digest() * 2048
+    fd = os.open(path, os.O_WRONLY | os.O_DIRECT)
+    try:
+        buf = mmap.mmap(-1, len(data))
+        buf.write(data)
+        assert os.pwrite(fd, buf, sector * 512) == len(data)
+    finally:
+        os.close(fd)
+
+
+def test_map_verify_drops_every_replica_if_the_hdd_changed_while_down(
+        hottier_module):
+    """map_verify compares restored replicas with the HDD at activation:
+    a sample of them, or all; a reload does not compare."""
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16) as s:
+        fill(h.path, 64, 8)
+        line = table(h.path, s.path)
+        with devices.DmDevice(unique("ht"), line) as d:
+            name = d.name
+            d.message("promote", "0", str(2 * 2048))
+            settled(d, 32)
+        # A sample of 4 of the 32 replicas: they match, all are kept.
+        sampled = table(h.path, s.path, "wwn-0x5000c500a1b2c3d4",
+                        "map_verify", "4")
+        log = KernelLog()
+        with devices.DmDevice(name, sampled) as d:
+            c = info(d)
+            assert (c["map_loaded"], c["map_checked"], c["map_dropped"]) \
+                == (32, 4, 0), c
+            assert "4 replicas restored match the HDD" in log.new()
+            assert " map_verify 4" in d.table()
+            d.reload(sampled)
+            c = info(d)
+            assert c["slots_used"] == 32 and c["map_checked"] == 0, c
+        # The HDD written while the device is down, under one replica.
+        write_behind(h.path, 2048 + 128, 9)
+        expect = digest(h.path, 4)
+        every = table(h.path, s.path, "wwn-0x5000c500a1b2c3d4",
+                      "map_verify", "1000000")
+        log = KernelLog()
+        with devices.DmDevice(name, every) as d:
+            c = info(d)
+            assert "differs from the HDD" in log.new()
+            assert (c["slots_used"], c["map_loaded"], c["map_dropped"]) == \
+                (0, 0, 32), c
+            assert 1 <= c["map_checked"] <= 32, c
+            assert digest(d.path, 4) == expect
+
+
+def test_a_degraded_device_leaves_its_map_unclean(hottier_module):
+    """The witness of degraded mode: writes then skip the SSD, so the map,
+    marked in use since the resume, is never written clean: the SSD,
+    healthy again, comes back cold and the data is the HDD's."""
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16) as s, ssd_wrapper(s) as w:
+        fill(h.path, 64, 10)
+        line = table(h.path, w.path, "wwn-0x5000c500a1b2c3d4",
+                     "routing", "ssd", "ssd_error_threshold", "1")
+        with devices.DmDevice(unique("ht"), line) as d:
+            name = d.name
+            d.message("promote", "0", str(2 * 2048))
+            settled(d, 32)
+            d.suspend()
+            d.resume()
+            crash(w, s)
+            digest(d.path, 1)           # an SSD read fails: degraded
+            assert info(d)["mode"] == "degraded"
+            fill(d.path, 2, 11)         # to the HDD alone
+            heal(w, s)
+            d.suspend()
+            assert info(d)["map"] == "open"
+        expect = digest(h.path, 4)
+        log = KernelLog()
+        with devices.DmDevice(name, line) as d:
+            c = info(d)
+            assert "not stopped cleanly" in log.new()
+            assert (c["mode"], c["map_loaded"], c["map_dropped"]) == \
+                ("rw", 0, 32), c
+            assert digest(d.path, 4) == expect
+
+
+def corrupt(path, offset, data):
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        f.write(data)
+
+
+def test_damaged_superblocks_and_records_lose_only_warmth(hottier_module):
+    """A zeroed superblock is formatted; one whose checksum fails, or
+    records that fail theirs, are an empty map of this HDD: the device
+    comes up cold, with nothing of the damage served."""
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16) as s:
+        line = table(h.path, s.path)
+        for damage, offset, data, logged in (
+                ("zeroed", 0, bytes(4096), None),
+                ("checksum", 200, b"\xff", "fails its checksum"),
+                ("records", 4096, os.urandom(4096), None)):
+            with devices.DmDevice(unique("ht"), line) as d:
+                d.message("invalidate")
+                d.message("promote", "0", str(2 * 2048))
+                settled(d, 32)
+            corrupt(s.path, offset, data)
+            log = KernelLog()
+            with devices.DmDevice(unique("ht"), line) as d:
+                c = info(d)
+                assert (c["slots_used"], c["map_loaded"]) == (0, 0), \
+                    (damage, c)
+                if logged:
+                    assert logged in log.new(), damage
+                assert scrub(d)["scrub_mismatches"] == 0
+
+
+def test_a_resized_ssd_is_refused_and_the_hdd_may_grow_or_shrink(
+        hottier_module):
+    """The SSD's size fixes the layout: another one is refused. The HDD
+    may grow (every replica kept) or shrink (replicas past its end
+    dropped)."""
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16) as s, \
+            devices.fast(unique("ssd"), 16) as other:
+        small = devices.sectors(other.path) - 2048
+        with devices.DmDevice(unique("sw"),
+                              f"0 {small} linear {other.path} 0") as w:
+            line = table(h.path, w.path)
+            with devices.DmDevice(unique("ht"), line) as d:
+                settled(d, 0)
+            w.reload(f"0 {small + 2048} linear {other.path} 0")
+            assert "another layout" in create_fails(line)
+            w.reload(f"0 {small - 2048} linear {other.path} 0")
+            assert "another layout" in create_fails(line)
+        n = devices.sectors(h.path)
+        line = table(h.path, s.path)
+        with devices.DmDevice(unique("ht"), line.replace(
+                f"0 {n} ", f"0 {n - 8192} ", 1)) as d:
+            # 1 MiB at the start and 1 MiB before the last 4 MiB.
+            d.message("promote", "0", "2048")
+            d.message("promote", str(n - 8192 - 2048), "2048")
+            settled(d, 32)
+        with devices.DmDevice(unique("ht"), line) as d:
+            c = info(d)
+            assert (c["map_loaded"], c["map_dropped"]) == (32, 0), c
+        with devices.DmDevice(unique("ht"), line.replace(
+                f"0 {n} ", f"0 {n - 16384} ", 1)) as d:
+            c = info(d)
+            assert (c["map_loaded"], c["map_dropped"]) == (16, 16), c
+            assert scrub(d)["scrub_mismatches"] == 0
 
 
 HOTTIERCTL = os.path.join(os.path.dirname(os.path.abspath(__file__)),

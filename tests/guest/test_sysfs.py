@@ -16,7 +16,7 @@ from conftest import INFO_FIELDS, hottier_table, info, unique
 KEYS = ["discard", "write_policy", "promote_threshold",
         "sequential_cutoff_kb", "heat_halflife_ms", "max_migrations",
         "migration_mbps", "max_tracked", "routing", "migration_budget_us",
-        "ssd_error_threshold"]
+        "ssd_error_threshold", "map_verify"]
 # Fields that move by themselves (latency estimates) are not compared.
 STABLE = [f for f in INFO_FIELDS
           if f not in ("ssd_latency_us", "hdd_latency_us")]
@@ -75,8 +75,10 @@ def test_good_values_are_taken_and_bad_ones_refused(hottier):
         assert e.value.errno == errno.EINVAL, (name, value)
         assert read(hottier, name) == before, name
     # max_tracked sizes memory, discard decides whether the device offers
-    # discard: a table reload only, read-only files.
-    for name, value in (("max_tracked", "4096"), ("discard", "ignore")):
+    # discard, map_verify is used at activation: a table reload only,
+    # read-only files.
+    for name, value in (("max_tracked", "4096"), ("discard", "ignore"),
+                        ("map_verify", "8")):
         with pytest.raises(OSError) as e:
             write(hottier, name, value)
         assert e.value.errno in (errno.EPERM, errno.EACCES), name

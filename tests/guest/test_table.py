@@ -9,10 +9,11 @@ import devices
 from conftest import KernelLog, hottier_table, module_loaded, unique
 
 
-DEFAULT_ARGS = ("22 discard passdown write_policy through promote_threshold 4 "
+DEFAULT_ARGS = ("24 discard passdown write_policy through promote_threshold 4 "
                 "sequential_cutoff_kb 4096 heat_halflife_ms 60000 "
                 "max_migrations 4 migration_mbps 0 max_tracked 0 "
-                "routing latency migration_budget_us 0 ssd_error_threshold 8")
+                "routing latency migration_budget_us 0 ssd_error_threshold 8 "
+                "map_verify 0")
 
 
 def dm_names():
@@ -85,7 +86,7 @@ def test_runtime_tunables_appear_in_the_table_and_round_trip(hottier):
     ("write_policy", "sideways"), ("promote_threshold", "0"),
     ("max_migrations", "65"), ("heat_halflife_ms", "99"),
     ("max_tracked", "4096"), ("discard", "ignore"), ("routing", "fastest"),
-    ("ssd_error_threshold", "0")])
+    ("ssd_error_threshold", "0"), ("map_verify", "8")])
 def test_bad_runtime_tunable_is_refused_and_keeps_the_old_value(hottier, key,
                                                                 value):
     before = hottier.table()

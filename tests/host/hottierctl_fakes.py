@@ -19,11 +19,12 @@ KEYS = {"discard": "passdown", "write_policy": "through",
         "promote_threshold": "4", "sequential_cutoff_kb": "4096",
         "heat_halflife_ms": "60000", "max_migrations": "4",
         "migration_mbps": "0", "max_tracked": "0", "routing": "latency",
-        "migration_budget_us": "0", "ssd_error_threshold": "8"}
+        "migration_budget_us": "0", "ssd_error_threshold": "8",
+        "map_verify": "0"}
 STATS = dict(zip(FIELDS, [
     1000, 50, 8000, 400, 0, 3, 0, 120, 512, 700, 100, 130, 10, 2, 1, 4,
     900, 0, 0, 120, 4100, 650, 50, 0, 3, "rw", 0, "idle", "open", 96, 0,
-    2]))
+    32, 2]))
 
 
 def status_line(sectors, stats):

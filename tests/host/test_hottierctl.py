@@ -190,21 +190,21 @@ def test_the_documented_table_line_parses():
     t = parse_table(line)
     assert (t["length"], t["hdd"], t["ssd"], t["extent_sectors"]) == \
         (1048576, "253:0", "253:1", 2048)
-    assert t["keys"]["routing"] == "latency" and len(t["keys"]) == 11
+    assert t["keys"]["routing"] == "latency" and len(t["keys"]) == 12
 
 
 def test_status_line_splits_slots_and_keeps_mode_text():
     line = ("0 2048 hottier " + " ".join(str(i) for i in range(7)) +
             " 5/9 " + " ".join(str(i) for i in range(9, 25)) + " degraded" +
-            " 40 running clean 31 2 17")
+            " 40 running clean 31 2 8 17")
     s = parse_status(line)
     assert list(s) == list(FIELDS)
     assert (s["slots_used"], s["slots_total"]) == (5, 9)
     assert (s["reads"], s["read_hits"], s["migrations_allowed"]) == (0, 9, 24)
     assert s["mode"] == "degraded"
     assert (s["scrub_slots"], s["scrub"]) == (40, "running")
-    assert (s["map"], s["map_loaded"], s["map_dropped"], s["map_writes"]) \
-        == ("clean", 31, 2, 17)
+    assert (s["map"], s["map_loaded"], s["map_dropped"], s["map_checked"],
+            s["map_writes"]) == ("clean", 31, 2, 8, 17)
     assert parse_status(line + " 77")["mode"] == "degraded"   # a new field
     with pytest.raises(HottierError, match="unexpected hottier status"):
         parse_status("0 2048 hottier 1 2 3")
@@ -293,8 +293,8 @@ def test_status_shows_hit_ratio_slots_and_the_rest(tree):
     assert re.search(r"promotions\s+130, demotions 10", text)
     assert re.search(r"migrations\s+1 in flight, 3 allowed", text)
     assert re.search(r"latency\s+SSD 120 us, HDD 4100 us", text)
-    assert re.search(r"SSD map\s+open, 96 replicas restored and 0 dropped "
-                     r"at start, 2 writes", text)
+    assert re.search(r"SSD map\s+open, 96 replicas restored \(32 compared "
+                     r"with the HDD\) and 0 dropped at start, 2 writes", text)
 
 
 def test_status_says_when_no_map_is_kept(tree):
@@ -416,7 +416,7 @@ def test_get_every_key_or_one(tree):
     assert out.splitlines()[:3] == ["extent_sectors=2048",
                                     "discard=passdown",
                                     "write_policy=through"]
-    assert len(out.splitlines()) == 12
+    assert len(out.splitlines()) == 13
     assert tree.run("get", "tiered", "routing") == (0, "latency\n")
     assert tree.run("get", "tiered", "read_hits") == (0, "700\n")
     assert json.loads(tree.run("get", "tiered", "--json")[1])[

@@ -54,8 +54,10 @@ def map_line(rec):
     """The on-SSD map's state and what the takeover found."""
     if rec["map"] == "off":
         return "off (no hdd_id: the SSD starts cold)"
-    return (f"{rec['map']}, {rec['map_loaded']} replicas restored and "
-            f"{rec['map_dropped']} dropped at start, "
+    checked = (f" ({rec['map_checked']} compared with the HDD)"
+               if rec["map_checked"] else "")
+    return (f"{rec['map']}, {rec['map_loaded']} replicas restored{checked} "
+            f"and {rec['map_dropped']} dropped at start, "
             f"{rec['map_writes']} writes")
 
 

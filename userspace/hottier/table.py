@@ -11,7 +11,7 @@ EXTENT_MAX = 2097152            # sectors (1 GiB)
 DEFAULT_EXTENT = "1M"
 
 # Optional table keys: a tuple of names, or (min, max) and the values
-# allowed besides that range. max_tracked only changes with a table reload.
+# allowed besides that range. TABLE_ONLY keys change with a table reload only.
 KEYS = {
     "discard": ("passdown", "ignore"),
     "write_policy": ("through", "around"),
@@ -24,8 +24,9 @@ KEYS = {
     "routing": ("latency", "ssd"),
     "migration_budget_us": (0, 10000000),
     "ssd_error_threshold": (1, 1000000),
+    "map_verify": (0, 1000000),
 }
-TABLE_ONLY = ("discard", "max_tracked")
+TABLE_ONLY = ("discard", "max_tracked", "map_verify")
 TUNABLES = tuple(k for k in KEYS if k not in TABLE_ONLY)
 
 # The status INFO fields in their order; "used/total" is one field there
@@ -37,7 +38,7 @@ FIELDS = ("reads", "writes", "read_sectors", "write_sectors", "discards",
           "scrub_checked", "scrub_mismatches", "ssd_latency_us",
           "hdd_latency_us", "replica_reads_ssd", "replica_reads_hdd",
           "ssd_errors", "migrations_allowed", "mode", "scrub_slots", "scrub",
-          "map", "map_loaded", "map_dropped", "map_writes")
+          "map", "map_loaded", "map_dropped", "map_checked", "map_writes")
 TEXT_FIELDS = ("mode", "scrub", "map")
 
 _UNITS = {"": None, "s": 1, "k": 2, "kb": 2, "kib": 2, "m": 2048,
