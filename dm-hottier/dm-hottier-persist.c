@@ -35,8 +35,11 @@
 #define HOTTIER_ERR_FOREIGN \
 	"SSD holds data that is not a hottier map: add format_ssd yes to overwrite it"
 
-/* Records read or written at a time: 4096 of them. */
-#define HOTTIER_META_IO		(64 * 1024)
+/*
+ * Records read or written at a time: 65536 of them, so a takeover reads
+ * the map in I/Os as large as a sequential read would use.
+ */
+#define HOTTIER_META_IO		(1024 * 1024)
 #define RECS_PER_IO		(HOTTIER_META_IO / HOTTIER_MAP_ENTRY_BYTES)
 
 static bool persistent(struct hottier *ht)
@@ -83,24 +86,33 @@ static int write_sb(struct hottier *ht, bool flush)
 		       0, HOTTIER_META_BLOCK);
 }
 
-/* The policy's pins, into ht->sb, as sector ranges. */
+/*
+ * The policy's pins, into ht->sb, as sector ranges: 1 if that changed
+ * them, 0 if not.
+ */
 static int pins_to_sb(struct hottier *ht)
 {
 	struct hottier_sb *sb = ht->sb;
 	u64 *first = ht->pin_buf, *last = ht->pin_buf + HOTTIER_SB_MAX_PINS;
+	u64 start, len;
+	bool changed;
 	u32 n, i;
 
 	n = hottier_policy_pin_ranges(&ht->policy, NULL, NULL, 0, true);
 	if (n > HOTTIER_SB_MAX_PINS)
 		return -ENOSPC;
 	n = hottier_policy_pin_ranges(&ht->policy, first, last, n, false);
+	changed = n != sb->nr_pins;
 	for (i = 0; i < n; i++) {
-		sb->pins[i].first_sector = first[i] << ht->extent_shift;
-		sb->pins[i].nr_sectors = (last[i] - first[i] + 1) <<
-					 ht->extent_shift;
+		start = first[i] << ht->extent_shift;
+		len = (last[i] - first[i] + 1) << ht->extent_shift;
+		changed |= sb->pins[i].first_sector != start ||
+			   sb->pins[i].nr_sectors != len;
+		sb->pins[i].first_sector = start;
+		sb->pins[i].nr_sectors = len;
 	}
 	sb->nr_pins = n;
-	return 0;
+	return changed;
 }
 
 /*
@@ -440,8 +452,10 @@ int hottier_persist_pin_room(struct hottier *ht)
 }
 
 /*
- * A pin or unpin changed the pins (ht->lock held): durable before the
- * message returns. Before the first resume, the takeover writes them.
+ * A pin or unpin, or a resume, may have changed the pins (ht->lock held):
+ * durable before the message returns; nothing is written if they are
+ * what the superblock holds. Before the first resume, the takeover writes
+ * them.
  */
 int hottier_persist_pins(struct hottier *ht)
 {
@@ -450,7 +464,7 @@ int hottier_persist_pins(struct hottier *ht)
 	if (!persistent(ht) || !ht->taken_over)
 		return 0;
 	r = pins_to_sb(ht);
-	if (!r)
+	if (r > 0)
 		r = write_sb(ht, false);
 	if (r)
 		DMERR("%s: cannot write the pins to the SSD (error %d)",
@@ -532,7 +546,7 @@ static int write_map(struct hottier *ht)
 	if (!r)
 		r = write_records(ht, nonce);
 	if (!r)
-		r = pins_to_sb(ht);
+		r = min(pins_to_sb(ht), 0);
 	if (r) {
 		DMERR("%s: cannot write the SSD's map (error %d): it starts cold",
 		      ht_name(ht), r);

@@ -81,7 +81,8 @@ measure_tests() {
 		$g/test_overhead.py::test_queue_depth_overhead_against_dm_linear_and_md_raid1 \
 		$g/test_routing.py::test_latency_routing_beats_ssd_routing_when_the_ssd_is_saturated \
 		$g/test_routing.py::test_migration_qos_keeps_foreground_p99_within_budget_during_a_burst \
-		$g/test_scale.py::test_promotion_rate_with_a_full_ssd_does_not_fall_with_its_size
+		$g/test_scale.py::test_promotion_rate_with_a_full_ssd_does_not_fall_with_its_size \
+		$g/test_persist.py::test_activation_reads_the_map_within_twice_a_sequential_read
 }
 
 tier_tests() {
@@ -98,7 +99,7 @@ tier_tests() {
 		# refusal after the members are open, flush and discard
 		# completions, the SSD retry path, pins taken over by a reload,
 		# sysfs stores racing suspend, the on-SSD map's takeover, clean
-		# stop and failed stop) and the race tests.
+		# stop, failed stop and verification) and the race tests.
 		echo $g/test_table.py::test_create_and_remove_leaves_nothing \
 			$g/test_table.py::test_table_round_trips_through_create_and_reload \
 			$g/test_table.py::test_member_of_another_hottier_device_is_refused \
@@ -119,7 +120,8 @@ tier_tests() {
 			"$g/test_faults.py::test_ssd_faults_under_fio_verify_degrade_then_ssd_reset_recovers[dm_error]" \
 			$g/test_persist.py::test_a_clean_remove_comes_back_warm_with_pins_and_data \
 			$g/test_persist.py::test_a_crash_drops_every_replica_and_keeps_the_pins \
-			$g/test_persist.py::test_a_reload_keeps_replicas_or_with_a_new_extent_size_the_pins
+			$g/test_persist.py::test_a_reload_keeps_replicas_or_with_a_new_extent_size_the_pins \
+			$g/test_persist.py::test_map_verify_drops_every_replica_if_the_hdd_changed_while_down
 		;;
 	esac
 }
