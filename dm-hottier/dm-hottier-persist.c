@@ -126,7 +126,9 @@ int hottier_persist_ctr(struct hottier *ht, bool live, char **error)
 	struct hottier_sb *sb;
 	int r;
 
-	ht->meta_buf = vmalloc(HOTTIER_META_IO);
+	/* Without a map, only a superblock is ever read or written. */
+	ht->meta_buf = vmalloc(persistent(ht) ? HOTTIER_META_IO :
+			       HOTTIER_META_BLOCK);
 	ht->sb = kzalloc(sizeof(*ht->sb), GFP_KERNEL);
 	ht->pin_buf = kcalloc(2 * HOTTIER_SB_MAX_PINS, sizeof(u64), GFP_KERNEL);
 	if (!ht->meta_buf || !ht->sb || !ht->pin_buf) {

@@ -250,7 +250,7 @@ struct hottier {
 	 * path. The status reads the counters and the state without a lock.
 	 */
 	struct dm_io_client *meta_io;
-	void *meta_buf;			/* HOTTIER_META_IO bytes, vmalloc */
+	void *meta_buf;			/* vmalloc: see hottier_persist_ctr */
 	struct hottier_sb *sb;		/* the superblock as last written */
 	u64 *pin_buf;			/* pinned ranges, to encode */
 	bool taken_over;		/* the first resume read the SSD */
