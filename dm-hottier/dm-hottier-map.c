@@ -337,20 +337,29 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_restore_begin);
 /*
  * @slot holds a replica of @extent, unpinned (pins are the policy's, and
  * pin their replicas again): false, and nothing done, if the slot is
- * restored already or the extent has a slot.
+ * restored already or the extent has a slot. No I/O reaches this map yet,
+ * but its locks are taken as the I/O path takes them (the bucket lock with
+ * interrupts off, the range index's under it): lockdep knows them by class,
+ * across tables.
  */
 bool hottier_map_restore(struct hottier_map *m, u32 slot, u64 extent,
 			 u32 heat, u16 epoch)
 {
 	struct hottier_mslot *s = hottier_mslot(m, slot);
+	struct hottier_mlock *lock;
+	unsigned long flags;
+	bool ok;
 
-	if (state_of(s) != HOTTIER_S_FREE ||
-	    __hottier_map_find(m, extent) != HOTTIER_NIL)
-		return false;
-	atomic_set(&s->refs, 1);
-	__hottier_map_insert(m, slot, extent);
-	__hottier_map_install(m, slot, heat, epoch);
-	return true;
+	lock = hottier_map_lock(m, extent, &flags);
+	ok = state_of(s) == HOTTIER_S_FREE &&
+	     __hottier_map_find(m, extent) == HOTTIER_NIL;
+	if (ok) {
+		atomic_set(&s->refs, 1);
+		__hottier_map_insert(m, slot, extent);
+		__hottier_map_install(m, slot, heat, epoch);
+	}
+	hottier_map_unlock(lock, flags);
+	return ok;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_restore);
 
