@@ -25,12 +25,13 @@ struct args_case {
 /* Split a const line into a writable argv, as dm core hands it over. */
 static unsigned int split(struct kunit *test, const char *line, char **argv)
 {
-	char *copy = kunit_kzalloc(test, strlen(line) + 1, GFP_KERNEL);
+	size_t len = strlen(line) + 1;
+	char *copy = kunit_kzalloc(test, len, GFP_KERNEL);
 	unsigned int argc = 0;
 	char *word;
 
 	KUNIT_ASSERT_NOT_NULL(test, copy);
-	strcpy(copy, line);
+	strscpy(copy, line, len);
 	while ((word = strsep(&copy, " ")) != NULL) {
 		if (!*word)
 			continue;
@@ -530,10 +531,11 @@ static char *key_word(struct kunit *test, const struct key_case *c)
 
 static char *dup(struct kunit *test, const char *s)
 {
-	char *copy = kunit_kzalloc(test, strlen(s) + 1, GFP_KERNEL);
+	size_t len = strlen(s) + 1;
+	char *copy = kunit_kzalloc(test, len, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, copy);
-	strcpy(copy, s);
+	strscpy(copy, s, len);
 	return copy;
 }
 
