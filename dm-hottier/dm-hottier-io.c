@@ -27,6 +27,9 @@ void hottier_ssd_error(struct hottier *ht)
 		return;
 	if (test_and_set_bit(HOTTIER_DEGRADED, &ht->mode))
 		return;
+	/* The witness: no record checks out after this. */
+	if (READ_ONCE(ht->records_live))
+		queue_work(ht->wq, &ht->inval_work);
 	DMERR("%s: %d SSD errors: degraded, the SSD is not used until ssd_reset",
 	      ht_name(ht), atomic_read(&ht->ssd_errors));
 	queue_work(ht->wq, &ht->event_work);
@@ -250,17 +253,30 @@ static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 	lock = hottier_map_lock(m, extent, &flags);
 	slot = __hottier_map_find(m, extent);
 	s = slot == HOTTIER_NIL ? NULL : hottier_mslot(m, slot);
-	/* Degraded: replicas go stale and are dropped by ssd_reset. */
-	if (!s || hottier_mslot_state(s) != HOTTIER_S_RESIDENT ||
-	    is_degraded(ht))
+	if (!s || hottier_mslot_state(s) != HOTTIER_S_RESIDENT)
 		goto hdd;
+	/*
+	 * Degraded: replicas go stale and are dropped by ssd_reset; a
+	 * recorded one waits for the SSD's map to be invalidated.
+	 */
+	if (is_degraded(ht)) {
+		if (!hottier_recorded(ht, s))
+			goto hdd;
+		hottier_map_unlock(lock, flags);
+		remap_hdd(ht, bio, offset);
+		hottier_persist_defer(ht, bio, HOTTIER_NIL);
+		return DM_MAPIO_SUBMITTED;
+	}
 	if (READ_ONCE(ht->args.write_policy) == HOTTIER_WRITE_AROUND) {
 		pinned = hottier_mslot_flags(s) & HOTTIER_SF_PINNED;
 		__hottier_map_remove(m, slot);
 		hottier_map_unlock(lock, flags);
-		hottier_replica_dropped(ht, slot, pinned);
 		remap_hdd(ht, bio, offset);
-		return DM_MAPIO_REMAPPED;
+		if (!hottier_replica_dropped(ht, slot, pinned))
+			return DM_MAPIO_REMAPPED;
+		/* The HDD is written after the record is invalidated. */
+		hottier_persist_defer(ht, bio, HOTTIER_NIL);
+		return DM_MAPIO_SUBMITTED;
 	}
 	if (hottier_mslot_flags(s) & HOTTIER_SF_WRITING) {
 		io->wait_slot = slot;
@@ -274,6 +290,16 @@ static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 	io->write_through = true;
 	io->slot = slot;
 	hottier_map_get(m, slot);
+	if (hottier_recorded(ht, s)) {
+		/* The first write to a recorded replica: unrecorded first. */
+		__hottier_mslot_set_rec(s, 0, HOTTIER_MR_REC | HOTTIER_MR_PEND);
+		hottier_map_unlock(lock, flags);
+		io->inval_wt = true;
+		hottier_persist_defer(ht, bio, slot);
+		return DM_MAPIO_SUBMITTED;
+	}
+	/* Recorded at a commit only if no write comes before. */
+	__hottier_mslot_set_rec(s, 0, HOTTIER_MR_PEND);
 	hottier_map_unlock(lock, flags);
 	submit_ssd_write(ht, bio, offset, slot);
 	remap_hdd(ht, bio, offset);
@@ -295,6 +321,7 @@ static int map_range(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 {
 	sector_t offset = dm_target_offset(ht->ti, bio->bi_iter.bi_sector);
 	unsigned long flags;
+	bool wait = false;
 	u64 extent;
 
 	io->first = offset >> ht->extent_shift;
@@ -306,8 +333,13 @@ static int map_range(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 		return DM_MAPIO_REMAPPED;
 	if (io->last - io->first < HOTTIER_DROP_WALK) {
 		for (extent = io->first; extent <= io->last; extent++)
-			hottier_drop_extent(ht, extent, true);
-		return DM_MAPIO_REMAPPED;
+			if (hottier_drop_extent(ht, extent, true) > 1)
+				wait = true;
+		if (!wait)
+			return DM_MAPIO_REMAPPED;
+		/* The HDD gets it once the records are invalidated. */
+		hottier_persist_defer(ht, bio, HOTTIER_NIL);
+		return DM_MAPIO_SUBMITTED;
 	}
 	spin_lock_irqsave(&ht->deferred_lock, flags);
 	bio_list_add(&ht->deferred, bio);
@@ -337,8 +369,10 @@ static void do_ranges(struct work_struct *ws)
 	while ((bio = bio_list_pop(&bios))) {
 		struct hottier_io *io = dm_per_bio_data(bio, sizeof(*io));
 
-		hottier_drop_range(ht, io->first, io->last, true);
-		dm_submit_bio_remap(bio, NULL);
+		if (hottier_drop_range(ht, io->first, io->last, true))
+			hottier_persist_defer(ht, bio, HOTTIER_NIL);
+		else
+			dm_submit_bio_remap(bio, NULL);
 	}
 }
 
@@ -378,6 +412,7 @@ int hottier_map(struct dm_target *ti, struct bio *bio)
 	io->slot = HOTTIER_NIL;
 	io->wait_slot = HOTTIER_NIL;
 	io->ssd_status = BLK_STS_OK;
+	io->inval_wt = false;
 	io->dev = -1;
 	if (io->flush)
 		return map_flush(ht, bio);
@@ -442,6 +477,7 @@ static void end_write_through(struct hottier *ht, struct hottier_io *io,
 	ht->blocked = keep;
 	spin_unlock(&ht->blocked_lock);
 	hottier_map_unlock(lock, flags);
+	/* Never recorded: the write that failed unrecorded it. */
 	if (dropped)
 		hottier_replica_dropped(ht, io->slot, pinned);
 
@@ -450,6 +486,35 @@ static void end_write_through(struct hottier *ht, struct hottier_io *io,
 		bio_list_merge(&ht->redispatch, &waiting);
 		spin_unlock_irqrestore(&ht->redispatch_lock, flags);
 		queue_work(ht->wq, &ht->redispatch_work);
+	}
+}
+
+/*
+ * The I/O that waited for invalidations of the on-SSD map's records (from
+ * the invalidation worker): sent, or failed with @status. A write-through
+ * that waited to unrecord its replica starts both halves now.
+ */
+void hottier_io_invalidated(struct hottier *ht, struct bio_list *bios,
+			    blk_status_t status)
+{
+	struct bio *bio;
+
+	while ((bio = bio_list_pop(bios))) {
+		struct hottier_io *io = dm_per_bio_data(bio, sizeof(*io));
+		sector_t offset;
+
+		if (status) {
+			bio->bi_status = status;
+			bio_endio(bio);
+			continue;
+		}
+		if (io->inval_wt) {
+			offset = dm_target_offset(ht->ti,
+						  bio->bi_iter.bi_sector);
+			submit_ssd_write(ht, bio, offset, io->slot);
+			remap_hdd(ht, bio, offset);
+		}
+		dm_submit_bio_remap(bio, NULL);
 	}
 }
 

@@ -306,6 +306,57 @@ static u32 install(struct rig *r, u64 extent, u32 reads_of_heat, bool pin)
 	return slot;
 }
 
+/*
+ * The on-SSD map's bits of a slot: hits, pins, aging and removal keep
+ * them (the owner of a removed slot invalidates its record first); a
+ * slot taken into the index again, and a freed one, start without.
+ */
+static void map_record_bits_live_until_the_slot_is_reused(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 4, 64);
+	u32 slot = install(r, 9, 2, false), again;
+	struct hottier_mslot *s = hottier_mslot(&r->map, slot);
+	struct hottier_mlock *lock;
+	unsigned long flags;
+
+	KUNIT_EXPECT_EQ(test, hottier_mslot_rec(s), 0U);
+	lock = hottier_map_lock(&r->map, 9, &flags);
+	__hottier_mslot_set_rec(s, HOTTIER_MR_PEND, 0);
+	__hottier_mslot_set_rec(s, HOTTIER_MR_REC, HOTTIER_MR_PEND);
+	__hottier_map_hit(&r->map, slot, epoch(r));
+	__hottier_map_set_pinned(&r->map, slot, true);
+	__hottier_map_set_pinned(&r->map, slot, false);
+	hottier_map_unlock(lock, flags);
+	hottier_map_age(&r->map);
+	hottier_map_refresh(&r->map, epoch(r) + HOTTIER_REFRESH_EPOCHS);
+	KUNIT_EXPECT_EQ(test, hottier_mslot_rec(s), (unsigned int)HOTTIER_MR_REC);
+	KUNIT_EXPECT_EQ(test, hottier_mslot_extent(s), 9ULL);
+	KUNIT_EXPECT_EQ(test, hottier_mslot_state(s), (unsigned int)HOTTIER_S_RESIDENT);
+
+	lock = hottier_map_lock(&r->map, 9, &flags);
+	__hottier_map_remove(&r->map, slot);
+	hottier_map_unlock(lock, flags);
+	KUNIT_EXPECT_EQ(test, hottier_mslot_rec(s), (unsigned int)HOTTIER_MR_REC);
+	KUNIT_EXPECT_EQ(test, hottier_mslot_state(s), (unsigned int)HOTTIER_S_RESERVED);
+
+	/* Reused for another extent (an eviction's slot): no bits. */
+	lock = hottier_map_lock(&r->map, 10, &flags);
+	__hottier_map_insert(&r->map, slot, 10);
+	hottier_map_unlock(lock, flags);
+	KUNIT_EXPECT_EQ(test, hottier_mslot_rec(s), 0U);
+	lock = hottier_map_lock(&r->map, 10, &flags);
+	__hottier_mslot_set_rec(s, HOTTIER_MR_REC, 0);
+	__hottier_map_remove(&r->map, slot);
+	hottier_map_unlock(lock, flags);
+	KUNIT_EXPECT_TRUE(test, hottier_map_put(&r->map, slot));
+	/* Freed, then handed out again: no bits. */
+	do {
+		again = hottier_map_alloc(&r->map);
+	} while (again != slot && again != HOTTIER_NIL);
+	KUNIT_ASSERT_EQ(test, again, slot);
+	KUNIT_EXPECT_EQ(test, hottier_mslot_rec(s), 0U);
+}
+
 /* The victim is from the coldest level; hits since queueing count. */
 static void map_victim_is_coldest_and_follows_hits(struct kunit *test)
 {
@@ -811,6 +862,7 @@ static struct kunit_case hottier_map_cases[] = {
 	KUNIT_CASE(map_restore_puts_replicas_back_in_their_slots),
 	KUNIT_CASE(map_index_finds_and_removes_along_chains),
 	KUNIT_CASE(map_slot_frees_after_its_last_io),
+	KUNIT_CASE(map_record_bits_live_until_the_slot_is_reused),
 	KUNIT_CASE(map_victim_is_coldest_and_follows_hits),
 	KUNIT_CASE(map_levels_move_down_with_each_half_life),
 	KUNIT_CASE(map_idle_replica_heat_never_wraps),

@@ -229,6 +229,15 @@ void __hottier_mslot_set_flags(struct hottier_mslot *s, unsigned int set,
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_mslot_set_flags);
 
+void __hottier_mslot_set_rec(struct hottier_mslot *s, unsigned int set,
+			     unsigned int clear)
+{
+	u32 rec = (FIELD_GET(HOTTIER_MS_REC, s->meta) & ~clear) | set;
+
+	WRITE_ONCE(s->meta, u32_replace_bits(s->meta, rec, HOTTIER_MS_REC));
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_mslot_set_rec);
+
 static void set_heat(struct hottier_mslot *s, u32 heat, u16 epoch)
 {
 	u32 meta = s->meta;

@@ -56,7 +56,7 @@
 #define HOTTIER_MS_EXTENT_HI		GENMASK(7, 0)
 #define HOTTIER_MS_STATE		GENMASK(9, 8)
 #define HOTTIER_MS_FLAGS		GENMASK(11, 10)
-#define HOTTIER_MS_SPARE		GENMASK(13, 12)	/* the on-SSD map's */
+#define HOTTIER_MS_REC			GENMASK(13, 12)	/* the on-SSD map's */
 #define HOTTIER_MS_EPOCH		GENMASK(19, 14)
 #define HOTTIER_MS_HEAT			GENMASK(31, 20)
 /* Resident heat is kept in quarter reads. */
@@ -83,6 +83,17 @@ enum hottier_slot_state {
 enum hottier_slot_flag {
 	HOTTIER_SF_PINNED	= BIT(0),	/* never a victim */
 	HOTTIER_SF_WRITING	= BIT(1),	/* a write-through in flight */
+};
+
+/*
+ * The on-SSD map's bits of a slot (dm-hottier-persist.c). A slot taken
+ * into the index (__hottier_map_insert) starts with neither; removing it
+ * keeps them, for its owner to invalidate the record before the slot is
+ * used again.
+ */
+enum hottier_slot_rec {
+	HOTTIER_MR_REC		= BIT(0),	/* its record on the SSD is valid */
+	HOTTIER_MR_PEND		= BIT(1),	/* no write since it was marked */
 };
 
 /*
@@ -212,9 +223,16 @@ static inline unsigned int hottier_mslot_flags(const struct hottier_mslot *s)
 	return FIELD_GET(HOTTIER_MS_FLAGS, READ_ONCE(s->meta));
 }
 
+static inline unsigned int hottier_mslot_rec(const struct hottier_mslot *s)
+{
+	return FIELD_GET(HOTTIER_MS_REC, READ_ONCE(s->meta));
+}
+
 /* Under the bucket lock, or by the slot's owner (see the record). */
 void __hottier_mslot_set_flags(struct hottier_mslot *s, unsigned int set,
 			       unsigned int clear);
+void __hottier_mslot_set_rec(struct hottier_mslot *s, unsigned int set,
+			     unsigned int clear);
 u32 hottier_map_alloc(struct hottier_map *m);
 void hottier_map_restore_begin(struct hottier_map *m);
 bool hottier_map_restore(struct hottier_map *m, u32 slot, u64 extent,

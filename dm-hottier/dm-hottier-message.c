@@ -240,17 +240,23 @@ static void invalidate(struct hottier *ht)
  * The one way back from degraded: writes skipped the SSD meanwhile, so
  * every replica is dropped first; then the SSD is used again.
  */
-static void ssd_reset(struct hottier *ht)
+static int ssd_reset(struct hottier *ht)
 {
 	bool was = is_degraded(ht);
+	int r;
 
 	invalidate(ht);
+	/* Not while a record the HDD's writes skipped may check out. */
+	r = hottier_persist_sync(ht);
+	if (r)
+		return r;
 	atomic_set(&ht->ssd_errors, 0);
 	clear_bit(HOTTIER_DEGRADED, &ht->mode);
 	DMINFO("%s: SSD reset: every replica dropped, mode rw%s", ht_name(ht),
 	       was ? " (was degraded)" : "");
 	dm_table_event(ht->ti->table);
 	kick_promote(ht, 0);
+	return 0;
 }
 
 static int read_page(struct block_device *bdev, sector_t sector,
@@ -451,7 +457,7 @@ static int range_message(struct hottier *ht, const char *verb, char **argv)
 	}
 	if (!strcasecmp(verb, "demote")) {
 		hottier_drop_range(ht, first, last, false);
-		return hottier_persist_dropped(ht);
+		return hottier_persist_sync(ht);
 	}
 	if (!strcasecmp(verb, "unpin"))
 		return unpin_range(ht, first, last) ?: hottier_persist_pins(ht);
@@ -472,10 +478,9 @@ int hottier_message(struct dm_target *ti, unsigned int argc, char **argv,
 		r = 0;
 	} else if (argc == 1 && !strcasecmp(argv[0], "invalidate")) {
 		invalidate(ht);
-		r = hottier_persist_dropped(ht);
+		r = hottier_persist_sync(ht);
 	} else if (argc == 1 && !strcasecmp(argv[0], "ssd_reset")) {
-		ssd_reset(ht);
-		r = hottier_persist_dropped(ht);
+		r = ssd_reset(ht);
 	} else if (argc == 1 && !strcasecmp(argv[0], "heat")) {
 		r = heat_message(ht, result, maxlen);
 	} else if (argc == 2 && !strcasecmp(argv[0], "top")) {

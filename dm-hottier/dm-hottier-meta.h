@@ -22,6 +22,11 @@
 
 /* Superblock flags. */
 #define HOTTIER_SB_CLEAN	BIT(0)	/* the map was written at a clean stop */
+/*
+ * The records are kept crash-safe while the map is open: a valid record
+ * is trusted after a crash too. A map without it is trusted only clean.
+ */
+#define HOTTIER_SB_LIVE		BIT(1)
 
 /* Record flags. */
 #define HOTTIER_REC_VALID	BIT(0)	/* the slot holds a clean replica */

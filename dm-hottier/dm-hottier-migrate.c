@@ -41,10 +41,11 @@ void hottier_slot_put(struct hottier *ht, u32 slot)
  * Drop the replica of @extent if it is resident, in @slot (HOTTIER_NIL:
  * whichever slot holds it), and (unless @pinned_too) unpinned; its slot
  * frees once its I/O completed. One lookup under the extent's lock.
- * Expects nothing locked. True if it was dropped.
+ * Expects nothing locked. 0: not dropped; 1: dropped; 2: dropped, and its
+ * record on the SSD is being invalidated (what writes the HDD waits).
  */
-static bool drop_slot(struct hottier *ht, u32 slot, u64 extent,
-		      bool pinned_too)
+static int drop_slot(struct hottier *ht, u32 slot, u64 extent,
+		     bool pinned_too)
 {
 	struct hottier_mlock *lock;
 	struct hottier_mslot *s;
@@ -63,27 +64,32 @@ static bool drop_slot(struct hottier *ht, u32 slot, u64 extent,
 			__hottier_map_remove(&ht->map, found);
 	}
 	hottier_map_unlock(lock, flags);
-	if (dropped)
-		hottier_replica_dropped(ht, found, pinned);
-	return dropped;
+	if (!dropped)
+		return 0;
+	return hottier_replica_dropped(ht, found, pinned) ? 2 : 1;
 }
 
 /*
- * After __hottier_map_remove() of a replica: count it, put its
- * reference, and have a pinned one copied again.
+ * After __hottier_map_remove() of a replica: count it, put its reference
+ * (after its record's invalidation, if it is recorded: then true), and
+ * have a pinned one copied again.
  */
-void hottier_replica_dropped(struct hottier *ht, u32 slot, bool pinned)
+bool hottier_replica_dropped(struct hottier *ht, u32 slot, bool pinned)
 {
+	bool recorded = hottier_persist_drop(ht, slot);
+
 	stat_add(ht, HOTTIER_STAT_DEMOTIONS, 1);
-	hottier_slot_put(ht, slot);
+	if (!recorded)
+		hottier_slot_put(ht, slot);
 	if (pinned) {
 		hottier_policy_pins_dropped(&ht->policy);
 		kick_promote(ht, 0);
 	}
+	return recorded;
 }
 
-/* Drop @extent's replica, if it has one. */
-bool hottier_drop_extent(struct hottier *ht, u64 extent, bool pinned_too)
+/* Drop @extent's replica, if it has one (drop_slot()'s result). */
+int hottier_drop_extent(struct hottier *ht, u64 extent, bool pinned_too)
 {
 	return drop_slot(ht, HOTTIER_NIL, extent, pinned_too);
 }
@@ -91,20 +97,24 @@ bool hottier_drop_extent(struct hottier *ht, u64 extent, bool pinned_too)
 /*
  * Drop the replicas of [first, last] (pinned ones too, if @pinned_too):
  * the map's range walk visits just the extents with a slot where it has
- * its range index. May sleep: call it from a worker or a message.
+ * its range index. May sleep: call it from a worker or a message. True
+ * if a record on the SSD is being invalidated (what writes the HDD waits).
  */
-void hottier_drop_range(struct hottier *ht, u64 first, u64 last,
+bool hottier_drop_range(struct hottier *ht, u64 first, u64 last,
 			bool pinned_too)
 {
 	struct hottier_range_iter it;
+	bool recorded = false;
 	u64 extent;
 
 	hottier_map_range_start(&ht->map, &it, first, last);
 	while (hottier_map_range_next(&ht->map, &it, &extent)) {
-		hottier_drop_extent(ht, extent, pinned_too);
+		if (hottier_drop_extent(ht, extent, pinned_too) > 1)
+			recorded = true;
 		if (!(it.visits % HOTTIER_DROP_WALK))
 			cond_resched();
 	}
+	return recorded;
 }
 
 /* Migration */
@@ -145,6 +155,7 @@ static void complete_copy(struct work_struct *ws)
 
 	if (ok) {
 		stat_add(ht, HOTTIER_STAT_PROMOTIONS, 1);
+		hottier_persist_installed(ht, mig->w.slot, mig->w.extent);
 	} else {
 		if (raced)
 			stat_add(ht, HOTTIER_STAT_COPIES_DISCARDED, 1);
@@ -357,9 +368,16 @@ static void do_promote(struct work_struct *ws)
 			}
 			break;
 		}
-		WRITE_ONCE(mig->state, HOTTIER_MIG_WAITING);
-		if (mig->w.evicted)
+		if (mig->w.evicted) {
 			stat_add(ht, HOTTIER_STAT_DEMOTIONS, 1);
+			/* Its record is invalidated before the slot is reused. */
+			if (!hottier_persist_evicted(ht, mig->w.slot)) {
+				hottier_policy_cancel(&ht->policy, &mig->w);
+				release_mig(ht, mig);
+				break;
+			}
+		}
+		WRITE_ONCE(mig->state, HOTTIER_MIG_WAITING);
 		if (!start_copy(ht, mig)) {
 			waiting = true;
 			break;

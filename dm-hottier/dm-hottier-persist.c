@@ -1,17 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * dm-hottier: the on-SSD map (format in dm-hottier-meta.c), kept with a
- * clean-shutdown flag, as dm-cache keeps its metadata:
+ * dm-hottier: the on-SSD map (format in dm-hottier-meta.c). Its records
+ * are kept crash-safe while the device runs, and written whole at a clean
+ * stop, as dm-cache does with its metadata:
  *
  *  - A table with hdd_id takes the map over when it first resumes (the
  *    constructor only checks the superblock, and only when no other table
  *    of the device holds the SSD: on a reload the old table still writes
- *    the map when it suspends). If the map was written at a clean stop, by
- *    this HDD, at this extent size and layout, its replicas come back.
- *    Before any I/O, the superblock is rewritten without the clean flag,
- *    with FUA: from then on, until the next clean stop, the records are
- *    not trusted, so a crash or power loss at any instant leaves a map
- *    that the next activation drops (invariant 8).
+ *    the map when it suspends). If the map is this HDD's, at this extent
+ *    size and layout, and was stopped cleanly or kept live, its valid
+ *    records' replicas come back. Before any I/O the superblock is
+ *    rewritten without the clean flag, with FUA.
+ *  - A record becomes valid only through a commit (commit_work, every
+ *    HOTTIER_COMMIT_MS while replicas wait): a replica copied since the
+ *    last commit, or not written since the one before, is recorded in
+ *    memory, then the HDD is flushed and its record written with
+ *    PREFLUSH (its copy) and FUA. md's write-intent bitmap, cleared
+ *    lazily, is the pattern.
+ *  - Anything that would change what a recorded replica (HOTTIER_MR_REC)
+ *    means waits for its invalidation to be on the SSD (FUA): the first
+ *    write-through to it, a write-around, discard or write zeroes that
+ *    drops it, a drop by a message or an error (its slot is not reused
+ *    before), and an eviction (its copy does not start before). Writes to
+ *    replicas that are not recorded, and reads, add no metadata I/O.
+ *  - Degraded, the SSD cannot be trusted to take an invalidation: the
+ *    superblock gets a new nonce before any write that meets a recorded
+ *    replica goes to the HDD, so no record checks out again. If even that
+ *    write fails, such writes fail, and ssd_reset is refused: the HDD is
+ *    never written behind a record a later activation would trust.
  *  - A clean stop (postsuspend, which a removal runs too) of a healthy
  *    device flushes the HDD, writes every resident slot's record under a
  *    new nonce (older records never check out again), then the superblock
@@ -21,9 +37,10 @@
  *  - A table without hdd_id invalidates any map of ours when it takes the
  *    SSD over, so that map is never trusted later.
  *
- * All of it runs at construction, or in suspend, resume and message
- * context under ht->lock (a message may come while the device suspends):
- * nothing here is on the I/O path.
+ * The takeover, the clean stop and the pins run at construction, or in
+ * suspend, resume and message context under ht->lock; records are written
+ * under ht->rec_lock, from the commit and invalidation workers and from
+ * the promotion worker (an eviction).
  */
 #include "dm-hottier.h"
 
@@ -42,14 +59,23 @@
 #define HOTTIER_META_IO		(1024 * 1024)
 #define RECS_PER_IO		(HOTTIER_META_IO / HOTTIER_MAP_ENTRY_BYTES)
 
+/* Records written at a time by a commit or an invalidation. */
+#define HOTTIER_REC_IO		(64 * 1024)
+#define RECS_PER_SECTOR		(SECTOR_SIZE / HOTTIER_MAP_ENTRY_BYTES)
+#define REC_RUN			(HOTTIER_REC_IO / SECTOR_SIZE)
+/* Commits, while replicas wait to be recorded. */
+#define HOTTIER_COMMIT_MS	1000
+
 static bool persistent(struct hottier *ht)
 {
 	return ht->args.hdd_id[0];
 }
 
-/* Synchronous I/O of @bytes at @sector of the SSD, from ht->meta_buf. */
-static int meta_io(struct hottier *ht, blk_opf_t opf, sector_t sector,
-		   size_t bytes)
+static int write_records(struct hottier *ht, u32 nonce);
+
+/* Synchronous I/O of @bytes at @sector of the SSD, from @buf. */
+static int meta_io_buf(struct hottier *ht, blk_opf_t opf, sector_t sector,
+		       size_t bytes, void *buf)
 {
 	struct dm_io_region where = {
 		.bdev = ht->ssd->bdev,
@@ -59,13 +85,20 @@ static int meta_io(struct hottier *ht, blk_opf_t opf, sector_t sector,
 	struct dm_io_request req = {
 		.bi_opf = opf,
 		.mem.type = DM_IO_VMA,
-		.mem.ptr.vma = ht->meta_buf,
+		.mem.ptr.vma = buf,
 		.client = ht->meta_io,
 	};
 
 	if (op_is_write(opf))
 		WRITE_ONCE(ht->map_writes, ht->map_writes + 1);
 	return hottier_dm_io(&req, &where);
+}
+
+/* ... from ht->meta_buf (ht->lock). */
+static int meta_io(struct hottier *ht, blk_opf_t opf, sector_t sector,
+		   size_t bytes)
+{
+	return meta_io_buf(ht, opf, sector, bytes, ht->meta_buf);
 }
 
 static int read_sb(struct hottier *ht, struct hottier_sb *sb,
@@ -78,12 +111,23 @@ static int read_sb(struct hottier *ht, struct hottier_sb *sb,
 	return r;
 }
 
-/* ht->sb to sector 0, durable when this returns (after a flush if asked). */
+/*
+ * ht->sb to sector 0 from @buf, durable when this returns (after a flush
+ * if asked). rec_lock held: the invalidation worker writes it too.
+ */
+static int write_sb_buf(struct hottier *ht, bool flush, void *buf)
+{
+	lockdep_assert_held(&ht->rec_lock);
+	hottier_sb_encode(ht->sb, buf);
+	return meta_io_buf(ht, REQ_OP_WRITE | REQ_FUA |
+			   (flush ? REQ_PREFLUSH : 0), 0, HOTTIER_META_BLOCK,
+			   buf);
+}
+
+/* ... from ht->meta_buf (ht->lock and rec_lock held). */
 static int write_sb(struct hottier *ht, bool flush)
 {
-	hottier_sb_encode(ht->sb, ht->meta_buf);
-	return meta_io(ht, REQ_OP_WRITE | REQ_FUA | (flush ? REQ_PREFLUSH : 0),
-		       0, HOTTIER_META_BLOCK);
+	return write_sb_buf(ht, flush, ht->meta_buf);
 }
 
 /*
@@ -131,6 +175,19 @@ int hottier_persist_ctr(struct hottier *ht, bool live, char **error)
 			       HOTTIER_META_BLOCK);
 	ht->sb = kzalloc(sizeof(*ht->sb), GFP_KERNEL);
 	ht->pin_buf = kcalloc(2 * HOTTIER_SB_MAX_PINS, sizeof(u64), GFP_KERNEL);
+	if (persistent(ht)) {
+		ht->nr_rec_sectors = DIV_ROUND_UP(ht->layout.nr_slots,
+						  RECS_PER_SECTOR);
+		ht->rec_buf = vmalloc(HOTTIER_REC_IO);
+		ht->rec_dirty = bitmap_zalloc(ht->nr_rec_sectors, GFP_KERNEL);
+		ht->rec_inval = bitmap_zalloc(ht->nr_rec_sectors, GFP_KERNEL);
+		ht->rec_write = bitmap_zalloc(ht->nr_rec_sectors, GFP_KERNEL);
+		if (!ht->rec_buf || !ht->rec_dirty || !ht->rec_inval ||
+		    !ht->rec_write) {
+			*error = "Cannot allocate the on-SSD map's buffers";
+			return -ENOMEM;
+		}
+	}
 	if (!ht->meta_buf || !ht->sb || !ht->pin_buf) {
 		*error = "Cannot allocate the on-SSD map's buffers";
 		return -ENOMEM;
@@ -183,12 +240,28 @@ void hottier_persist_dtr(struct hottier *ht)
 	vfree(ht->meta_buf);
 	kfree(ht->sb);
 	kfree(ht->pin_buf);
+	vfree(ht->rec_buf);
+	bitmap_free(ht->rec_dirty);
+	bitmap_free(ht->rec_inval);
+	bitmap_free(ht->rec_write);
+}
+
+/* A replica restored from its record: the record is valid. */
+static void set_recorded(struct hottier *ht, u32 slot, u64 extent)
+{
+	struct hottier_mlock *lock;
+	unsigned long flags;
+
+	lock = hottier_map_lock(&ht->map, extent, &flags);
+	__hottier_mslot_set_rec(hottier_mslot(&ht->map, slot), HOTTIER_MR_REC,
+				HOTTIER_MR_PEND);
+	hottier_map_unlock(lock, flags);
 }
 
 /*
- * Read the records of the map written at the last clean stop: their
- * replicas are put back if @restore, else (a crash) only counted as
- * dropped. The counts go to the status.
+ * Read the map's valid records: their replicas are put back if @restore,
+ * else (a crash of a map not kept live) only counted as dropped. The
+ * counts go to the status.
  */
 static int load_map(struct hottier *ht, bool restore)
 {
@@ -217,10 +290,12 @@ static int load_map(struct hottier *ht, bool restore)
 			if (!restore || rec.extent >= nr_extents ||
 			    !hottier_map_restore(&ht->map, slot + i, rec.extent,
 						 (u32)rec.heat <<
-						 HOTTIER_SLOT_HEAT_SHIFT, epoch))
+						 HOTTIER_SLOT_HEAT_SHIFT, epoch)) {
 				dropped++;
-			else
+			} else {
+				set_recorded(ht, slot + i, rec.extent);
 				restored++;
+			}
 		}
 		cond_resched();
 	}
@@ -286,7 +361,9 @@ static void verify_map(struct hottier *ht)
 		       checked);
 		return;
 	}
+	/* Their records are invalidated before the first I/O. */
 	hottier_drop_range(ht, 0, U64_MAX - 1, true);
+	flush_work(&ht->inval_work);
 	WRITE_ONCE(ht->map_dropped, ht->map_dropped + ht->map_loaded);
 	WRITE_ONCE(ht->map_loaded, 0);
 	if (r > 0)
@@ -303,6 +380,7 @@ static void format_sb(struct hottier *ht)
 	struct hottier_sb *sb = ht->sb;
 
 	memset(sb, 0, sizeof(*sb));
+	sb->flags = HOTTIER_SB_LIVE;
 	sb->nonce = get_random_u32();
 	sb->seq = 0;
 	sb->extent_sectors = ht->args.extent_sectors;
@@ -324,11 +402,13 @@ static int invalidate_map(struct hottier *ht)
 }
 
 /*
- * The first resume: read what the SSD holds, restore it if it was left
- * clean by this HDD's map, and mark it in use. *@pins: the superblock's
- * pins should be applied (a clean or crashed map of ours).
+ * The first resume: read what the SSD holds, restore it if it is this
+ * HDD's map, stopped cleanly or kept live, and mark it in use. *@pins: the
+ * superblock's pins should be applied. *@rewrite: records were found and
+ * not restored (a shrunk HDD, say): the map is written anew under a new
+ * nonce, so they never check out again.
  */
-static int take_over(struct hottier *ht, bool *pins)
+static int take_over(struct hottier *ht, bool *pins, bool *rewrite)
 {
 	struct hottier_sb *sb = ht->sb;
 	enum hottier_sb_kind kind;
@@ -336,6 +416,7 @@ static int take_over(struct hottier *ht, bool *pins)
 	int r;
 
 	*pins = false;
+	*rewrite = false;
 	r = read_sb(ht, sb, &kind);
 	if (r)
 		return r;
@@ -343,11 +424,17 @@ static int take_over(struct hottier *ht, bool *pins)
 	    !hottier_sb_check(sb, ht->args.hdd_id, ht->args.extent_sectors,
 			      &ht->layout, &why)) {
 		*pins = true;
-		if (sb->flags & HOTTIER_SB_CLEAN) {
-			if (!load_map(ht, true))
-				verify_map(ht);
+		if (sb->flags & (HOTTIER_SB_CLEAN | HOTTIER_SB_LIVE)) {
+			if (!(sb->flags & HOTTIER_SB_CLEAN))
+				DMINFO("%s: the SSD's map was left open: recorded replicas kept",
+				       ht_name(ht));
+			r = load_map(ht, true);
+			if (r)
+				sb->nonce = get_random_u32();
+			else
+				*rewrite = ht->map_dropped;
 		} else {
-			/* A crash: only the pins are kept. */
+			/* A crash of a map not kept live: only the pins. */
 			load_map(ht, false);
 			DMWARN("%s: the SSD's map was not stopped cleanly: %llu replicas dropped",
 			       ht_name(ht), ht->map_dropped);
@@ -363,7 +450,7 @@ static int take_over(struct hottier *ht, bool *pins)
 			       ht_name(ht), why);
 		format_sb(ht);
 	}
-	sb->flags &= ~HOTTIER_SB_CLEAN;
+	sb->flags = (sb->flags & ~HOTTIER_SB_CLEAN) | HOTTIER_SB_LIVE;
 	sb->seq++;
 	return 0;
 }
@@ -375,22 +462,36 @@ static int take_over(struct hottier *ht, bool *pins)
  */
 static int mark_in_use(struct hottier *ht)
 {
-	bool pins = false;
+	bool pins = false, rewrite = false, first = !ht->taken_over;
 	int r;
 
-	if (!ht->taken_over) {
-		r = take_over(ht, &pins);
+	mutex_lock(&ht->rec_lock);
+	if (first) {
+		r = take_over(ht, &pins, &rewrite);
 		if (r)
-			return r;
+			goto out;
 		WRITE_ONCE(ht->taken_over, true);
 		ht->sb_pins = pins;
+		if (rewrite) {
+			ht->sb->nonce = get_random_u32();
+			r = write_records(ht, ht->sb->nonce);
+			if (r)
+				goto out;
+		}
 	} else {
 		ht->sb->flags &= ~HOTTIER_SB_CLEAN;
 		ht->sb->seq++;
 	}
-	r = write_sb(ht, false);
-	if (!r)
+	r = write_sb(ht, rewrite);
+	if (!r) {
 		WRITE_ONCE(ht->map_failed, false);
+		WRITE_ONCE(ht->records_stuck, false);
+		WRITE_ONCE(ht->records_live, true);
+	}
+out:
+	mutex_unlock(&ht->rec_lock);
+	if (!r && first)
+		verify_map(ht);
 	return r;
 }
 
@@ -405,7 +506,9 @@ int hottier_persist_resume(struct hottier *ht)
 			DMERR("%s: cannot mark the SSD's map in use (error %d): not resumed",
 			      ht_name(ht), r);
 	} else if (!ht->taken_over) {
+		mutex_lock(&ht->rec_lock);
 		r = invalidate_map(ht);
+		mutex_unlock(&ht->rec_lock);
 		if (r)
 			DMWARN("%s: cannot invalidate a map on the SSD (error %d)",
 			       ht_name(ht), r);
@@ -465,9 +568,11 @@ int hottier_persist_pins(struct hottier *ht)
 
 	if (!persistent(ht) || !ht->taken_over)
 		return 0;
+	mutex_lock(&ht->rec_lock);
 	r = pins_to_sb(ht);
 	if (r > 0)
 		r = write_sb(ht, false);
+	mutex_unlock(&ht->rec_lock);
 	if (r)
 		DMERR("%s: cannot write the pins to the SSD (error %d)",
 		      ht_name(ht), r);
@@ -475,25 +580,10 @@ int hottier_persist_pins(struct hottier *ht)
 }
 
 /*
- * Replicas were dropped by a message (ht->lock held). While suspended after
- * a clean stop, the SSD's map still holds them: it is marked unclean, so a
- * removal now never brings them back.
+ * Every resident slot's record, under @nonce; chunks without one skipped.
+ * Each is recorded (HOTTIER_MR_REC) once the superblock has @nonce.
+ * rec_lock held.
  */
-int hottier_persist_dropped(struct hottier *ht)
-{
-	int r;
-
-	if (!persistent(ht) || !(ht->sb->flags & HOTTIER_SB_CLEAN))
-		return 0;
-	ht->sb->flags &= ~HOTTIER_SB_CLEAN;
-	r = write_sb(ht, false);
-	if (r)
-		DMERR("%s: cannot mark the SSD's map unclean (error %d)",
-		      ht_name(ht), r);
-	return r;
-}
-
-/* Every resident slot's record, under @nonce; chunks without one skipped. */
 static int write_records(struct hottier *ht, u32 nonce)
 {
 	u16 epoch = hottier_policy_epoch(&ht->policy);
@@ -517,6 +607,7 @@ static int write_records(struct hottier *ht, u32 nonce)
 			if (hottier_mslot_flags(s) & HOTTIER_SF_PINNED)
 				rec.flags |= HOTTIER_REC_PINNED;
 			hottier_rec_encode(nonce, slot + i, &rec, &d[i]);
+			set_recorded(ht, slot + i, rec.extent);
 			valid++;
 		}
 		if (valid) {
@@ -545,8 +636,12 @@ static int write_map(struct hottier *ht)
 
 	/* The HDD first: the replicas copy what it holds durably. */
 	r = blkdev_issue_flush(ht->hdd->bdev);
-	if (!r)
+	if (!r) {
+		/* Everything is written again: nothing waits for a commit. */
+		bitmap_zero(ht->rec_dirty, ht->nr_rec_sectors);
+		bitmap_zero(ht->rec_inval, ht->nr_rec_sectors);
 		r = write_records(ht, nonce);
+	}
 	if (!r)
 		r = min(pins_to_sb(ht), 0);
 	if (r) {
@@ -563,18 +658,409 @@ static int write_map(struct hottier *ht)
 		sb->flags &= ~HOTTIER_SB_CLEAN;
 		DMERR("%s: cannot write the SSD's superblock (error %d): it starts cold",
 		      ht_name(ht), r);
+		return r;
 	}
-	return r;
+	WRITE_ONCE(ht->records_stuck, false);
+	WRITE_ONCE(ht->records_live, true);
+	return 0;
 }
 
 void hottier_persist_stop(struct hottier *ht)
 {
-	if (!persistent(ht) || !ht->taken_over || is_degraded(ht))
+	if (!persistent(ht))
+		return;
+	cancel_delayed_work_sync(&ht->commit_work);
+	flush_work(&ht->inval_work);
+	if (!ht->taken_over || is_degraded(ht))
 		return;
 	mutex_lock(&ht->lock);
+	mutex_lock(&ht->rec_lock);
 	if (write_map(ht))
 		WRITE_ONCE(ht->map_failed, true);
+	mutex_unlock(&ht->rec_lock);
 	mutex_unlock(&ht->lock);
+}
+
+/* Records kept while open */
+
+/*
+ * Sectors [@first, @first + @n) of records from what memory holds: a slot
+ * has a valid record if its replica is resident and recorded. Written with
+ * FUA, after a flush of the SSD if @flush. rec_lock held.
+ */
+static int write_rec_sectors(struct hottier *ht, u32 first, u32 n, bool flush)
+{
+	u16 epoch = hottier_policy_epoch(&ht->policy);
+	struct hottier_rec_disk *d = ht->rec_buf;
+	u32 slot = first * RECS_PER_SECTOR, end, i;
+	struct hottier_mslot *s;
+	struct hottier_rec rec;
+	u32 meta;
+
+	lockdep_assert_held(&ht->rec_lock);
+	end = min_t(u64, (u64)(first + n) * RECS_PER_SECTOR,
+		    ht->layout.nr_slots);
+	memset(d, 0, n * SECTOR_SIZE);
+	for (i = 0; slot < end; slot++, i++) {
+		s = hottier_mslot(&ht->map, slot);
+		meta = READ_ONCE(s->meta);
+		if (FIELD_GET(HOTTIER_MS_STATE, meta) != HOTTIER_S_RESIDENT ||
+		    !(FIELD_GET(HOTTIER_MS_REC, meta) & HOTTIER_MR_REC))
+			continue;
+		/* Recorded: its extent changes only after an invalidation. */
+		rec.extent = hottier_mslot_extent(s);
+		rec.heat = hottier_mslot_heat(s, epoch) >>
+			   HOTTIER_SLOT_HEAT_SHIFT;
+		rec.flags = HOTTIER_REC_VALID;
+		if (FIELD_GET(HOTTIER_MS_FLAGS, meta) & HOTTIER_SF_PINNED)
+			rec.flags |= HOTTIER_REC_PINNED;
+		hottier_rec_encode(ht->sb->nonce, slot, &rec, &d[i]);
+	}
+	return meta_io_buf(ht, REQ_OP_WRITE | REQ_FUA |
+			   (flush ? REQ_PREFLUSH : 0),
+			   HOTTIER_SB_SECTORS + first, n * SECTOR_SIZE,
+			   ht->rec_buf);
+}
+
+/* The run of set bits of @map from @first, at most REC_RUN long. */
+static u32 rec_run(unsigned long *map, u32 nbits, u32 first)
+{
+	u32 n = 1;
+
+	while (first + n < nbits && n < REC_RUN && test_bit(first + n, map))
+		n++;
+	return n;
+}
+
+/*
+ * Degraded, or an invalidation failed: no record may check out any more.
+ * The superblock gets a new nonce; if even that fails, the SSD is stuck
+ * and what waits for an invalidation fails. rec_lock held.
+ */
+static int kill_records(struct hottier *ht)
+{
+	u32 old = ht->sb->nonce;
+	int r;
+
+	ht->sb->nonce = get_random_u32();
+	ht->sb->flags &= ~HOTTIER_SB_CLEAN;
+	r = write_sb_buf(ht, false, ht->rec_buf);
+	if (r) {
+		/* The superblock on the SSD may be either. */
+		ht->sb->nonce = old;
+		if (!ht->records_stuck)
+			DMERR("%s: cannot invalidate the SSD's map (error %d): writes refused",
+			      ht_name(ht), r);
+		WRITE_ONCE(ht->records_stuck, true);
+		set_bit(HOTTIER_DEGRADED, &ht->mode);
+		return r;
+	}
+	WRITE_ONCE(ht->records_live, false);
+	WRITE_ONCE(ht->records_stuck, false);
+	bitmap_zero(ht->rec_dirty, ht->nr_rec_sectors);
+	bitmap_zero(ht->rec_inval, ht->nr_rec_sectors);
+	DMWARN("%s: the SSD's map is invalidated: a crash now brings it back cold",
+	       ht_name(ht));
+	return 0;
+}
+
+/*
+ * Write every sector of records waiting for an invalidation, or kill the
+ * records if the SSD is degraded or the write fails. 0 when no record
+ * that was invalidated still checks out. rec_lock held.
+ */
+static int write_invalidations(struct hottier *ht)
+{
+	u32 sec, n, i;
+	int r;
+
+	lockdep_assert_held(&ht->rec_lock);
+	if (!ht->records_live)
+		return 0;
+	if (is_degraded(ht))
+		return kill_records(ht);
+	for (sec = find_first_bit(ht->rec_inval, ht->nr_rec_sectors);
+	     sec < ht->nr_rec_sectors;
+	     sec = find_next_bit(ht->rec_inval, ht->nr_rec_sectors, sec + n)) {
+		n = rec_run(ht->rec_inval, ht->nr_rec_sectors, sec);
+		for (i = 0; i < n; i++)
+			clear_bit(sec + i, ht->rec_inval);
+		r = write_rec_sectors(ht, sec, n, false);
+		if (r) {
+			DMERR_LIMIT("%s: cannot invalidate records on the SSD (error %d)",
+				    ht_name(ht), r);
+			hottier_ssd_error(ht);
+			return kill_records(ht);
+		}
+	}
+	return 0;
+}
+
+/* A replica to record at a commit: written through (its sector). */
+static void mark_dirty(struct hottier *ht, u32 slot)
+{
+	if (!READ_ONCE(ht->records_live))
+		return;
+	set_bit(slot / RECS_PER_SECTOR, ht->rec_dirty);
+	if (READ_ONCE(ht->running))
+		queue_delayed_work(ht->wq, &ht->commit_work,
+				   msecs_to_jiffies(HOTTIER_COMMIT_MS));
+}
+
+static void mark_inval(struct hottier *ht, u32 slot)
+{
+	set_bit(slot / RECS_PER_SECTOR, ht->rec_inval);
+}
+
+/*
+ * The invalidation worker: the records of dropped slots and of replicas
+ * about to be written through, then the slots go back and the I/O that
+ * waited is sent (or fails, if the SSD is stuck).
+ */
+static void do_invalidate(struct work_struct *ws)
+{
+	struct hottier *ht = container_of(ws, struct hottier, inval_work);
+	struct hottier_mslot *s;
+	struct bio_list bios;
+	u32 slot, next;
+	int r;
+
+	spin_lock_irq(&ht->inval_lock);
+	slot = ht->inval_slots;
+	ht->inval_slots = HOTTIER_NIL;
+	bios = ht->inval_bios;
+	bio_list_init(&ht->inval_bios);
+	spin_unlock_irq(&ht->inval_lock);
+
+	mutex_lock(&ht->rec_lock);
+	r = write_invalidations(ht);
+	mutex_unlock(&ht->rec_lock);
+
+	for (; slot != HOTTIER_NIL; slot = next) {
+		s = hottier_mslot(&ht->map, slot);
+		next = s->hnext;
+		s->hnext = HOTTIER_NIL;
+		/* Ours: dropped, out of the index. */
+		__hottier_mslot_set_rec(s, 0, HOTTIER_MR_REC | HOTTIER_MR_PEND);
+		hottier_slot_put(ht, slot);
+	}
+	hottier_io_invalidated(ht, &bios, r ? BLK_STS_IOERR : BLK_STS_OK);
+}
+
+/*
+ * A replica was dropped (__hottier_map_remove()) and its reference is
+ * the caller's: if it is recorded, its slot goes back only after the
+ * invalidation, and true is returned (I/O that dropped it must wait for
+ * it too: hottier_persist_defer()).
+ */
+bool hottier_persist_drop(struct hottier *ht, u32 slot)
+{
+	struct hottier_mslot *s = hottier_mslot(&ht->map, slot);
+	unsigned long flags;
+
+	if (!hottier_recorded(ht, s))
+		return false;
+	mark_inval(ht, slot);
+	spin_lock_irqsave(&ht->inval_lock, flags);
+	s->hnext = ht->inval_slots;
+	ht->inval_slots = slot;
+	spin_unlock_irqrestore(&ht->inval_lock, flags);
+	queue_work(ht->wq, &ht->inval_work);
+	return true;
+}
+
+/*
+ * @bio waits for the invalidations asked for before it; with @slot (not
+ * HOTTIER_NIL) for that slot's record too: a recorded replica about to be
+ * written through, which the caller unrecorded under its bucket lock.
+ */
+void hottier_persist_defer(struct hottier *ht, struct bio *bio, u32 slot)
+{
+	unsigned long flags;
+
+	if (slot != HOTTIER_NIL) {
+		mark_inval(ht, slot);
+		/* Recorded again once writes leave it alone. */
+		mark_dirty(ht, slot);
+	}
+	spin_lock_irqsave(&ht->inval_lock, flags);
+	bio_list_add(&ht->inval_bios, bio);
+	spin_unlock_irqrestore(&ht->inval_lock, flags);
+	queue_work(ht->wq, &ht->inval_work);
+}
+
+/*
+ * An evicted victim's slot, the caller's (the promotion worker's): its
+ * record is invalidated before the copy into it starts. False if that
+ * failed: the slot is given back.
+ */
+bool hottier_persist_evicted(struct hottier *ht, u32 slot)
+{
+	struct hottier_mslot *s = hottier_mslot(&ht->map, slot);
+	int r;
+
+	if (!hottier_recorded(ht, s))
+		return true;
+	mutex_lock(&ht->rec_lock);
+	__hottier_mslot_set_rec(s, 0, HOTTIER_MR_REC | HOTTIER_MR_PEND);
+	mark_inval(ht, slot);
+	r = write_invalidations(ht);
+	mutex_unlock(&ht->rec_lock);
+	return !r;
+}
+
+/*
+ * Replicas were dropped by a message (ht->lock held): their records are
+ * invalidated before it returns. -EIO if they could not be: then the
+ * witness is tried again, since the SSD may take writes by now.
+ */
+int hottier_persist_sync(struct hottier *ht)
+{
+	int r = 0;
+
+	if (!persistent(ht))
+		return 0;
+	flush_work(&ht->inval_work);
+	if (!READ_ONCE(ht->records_stuck))
+		return 0;
+	mutex_lock(&ht->rec_lock);
+	if (ht->records_stuck)
+		r = kill_records(ht);
+	mutex_unlock(&ht->rec_lock);
+	if (r)
+		DMERR("%s: the SSD's map cannot be invalidated", ht_name(ht));
+	return r ? -EIO : 0;
+}
+
+/* A copy into @slot was installed: recorded at the next commit. */
+void hottier_persist_installed(struct hottier *ht, u32 slot, u64 extent)
+{
+	struct hottier_mlock *lock;
+	unsigned long flags;
+
+	if (!READ_ONCE(ht->records_live))
+		return;
+	lock = hottier_map_lock(&ht->map, extent, &flags);
+	if (__hottier_map_find(&ht->map, extent) == slot)
+		__hottier_mslot_set_rec(hottier_mslot(&ht->map, slot),
+					HOTTIER_MR_PEND, 0);
+	hottier_map_unlock(lock, flags);
+	mark_dirty(ht, slot);
+}
+
+/* Resumed: replicas that wait to be recorded get a commit. */
+void hottier_persist_started(struct hottier *ht)
+{
+	if (READ_ONCE(ht->records_live) &&
+	    !bitmap_empty(ht->rec_dirty, ht->nr_rec_sectors))
+		queue_delayed_work(ht->wq, &ht->commit_work,
+				   msecs_to_jiffies(HOTTIER_COMMIT_MS));
+}
+
+/*
+ * One slot of a dirty sector, at a commit: a replica that waits
+ * (HOTTIER_MR_PEND) and has no write in flight is recorded (true: the
+ * sector is written); one written since the last commit is marked, for
+ * the next. rec_lock held.
+ */
+static bool commit_slot(struct hottier *ht, u32 slot)
+{
+	struct hottier_mslot *s = hottier_mslot(&ht->map, slot);
+	u64 extent = hottier_mslot_extent(s);
+	struct hottier_mlock *lock;
+	unsigned long flags;
+	bool recorded = false;
+	unsigned int rec;
+
+	lock = hottier_map_lock(&ht->map, extent, &flags);
+	if (__hottier_map_find(&ht->map, extent) != slot ||
+	    hottier_mslot_state(s) != HOTTIER_S_RESIDENT)
+		goto out;
+	rec = hottier_mslot_rec(s);
+	if (rec & HOTTIER_MR_REC)
+		goto out;
+	if (hottier_mslot_flags(s) & HOTTIER_SF_WRITING) {
+		__hottier_mslot_set_rec(s, 0, HOTTIER_MR_PEND);
+		set_bit(slot / RECS_PER_SECTOR, ht->rec_dirty);
+	} else if (rec & HOTTIER_MR_PEND) {
+		__hottier_mslot_set_rec(s, HOTTIER_MR_REC, HOTTIER_MR_PEND);
+		recorded = true;
+	} else {
+		__hottier_mslot_set_rec(s, HOTTIER_MR_PEND, 0);
+		set_bit(slot / RECS_PER_SECTOR, ht->rec_dirty);
+	}
+out:
+	hottier_map_unlock(lock, flags);
+	return recorded;
+}
+
+/*
+ * The commit, under rec_lock: the replicas that wait (HOTTIER_MR_PEND:
+ * copied, or not written since the last commit) are recorded in memory
+ * first, so a write that reaches one from then on waits for its
+ * invalidation, which waits for this commit; then the HDD is flushed
+ * (what they copied, and every write that completed before, is durable)
+ * and their record sectors are written with PREFLUSH (the copies) and
+ * FUA. Replicas written since the last commit wait for the next.
+ */
+static void do_commit(struct work_struct *ws)
+{
+	struct hottier *ht = container_of(to_delayed_work(ws), struct hottier,
+					  commit_work);
+	u32 sec, n, slot, end;
+	bool flush = true;
+	int r = 0;
+
+	if (!READ_ONCE(ht->running) || !READ_ONCE(ht->records_live))
+		return;
+	mutex_lock(&ht->rec_lock);
+	if (!ht->records_live)
+		goto out;
+	for (sec = find_first_bit(ht->rec_dirty, ht->nr_rec_sectors);
+	     sec < ht->nr_rec_sectors;
+	     sec = find_next_bit(ht->rec_dirty, ht->nr_rec_sectors, sec + 1)) {
+		clear_bit(sec, ht->rec_dirty);
+		slot = sec * RECS_PER_SECTOR;
+		end = min_t(u64, slot + RECS_PER_SECTOR, ht->layout.nr_slots);
+		for (; slot < end; slot++)
+			if (commit_slot(ht, slot))
+				__set_bit(sec, ht->rec_write);
+		cond_resched();
+	}
+	if (bitmap_empty(ht->rec_write, ht->nr_rec_sectors))
+		goto out;
+	r = blkdev_issue_flush(ht->hdd->bdev);
+	for (sec = find_first_bit(ht->rec_write, ht->nr_rec_sectors);
+	     !r && sec < ht->nr_rec_sectors;
+	     sec = find_next_bit(ht->rec_write, ht->nr_rec_sectors, sec + n)) {
+		n = rec_run(ht->rec_write, ht->nr_rec_sectors, sec);
+		r = write_rec_sectors(ht, sec, n, flush);
+		flush = false;
+	}
+	/*
+	 * On an error, replicas recorded in memory and not on the SSD only
+	 * cost an invalidation more: safe. They are not recorded again.
+	 */
+	if (r)
+		DMERR_LIMIT("%s: a commit of the SSD's map failed (error %d)",
+			    ht_name(ht), r);
+	bitmap_zero(ht->rec_write, ht->nr_rec_sectors);
+out:
+	if (ht->records_live && READ_ONCE(ht->running) &&
+	    !bitmap_empty(ht->rec_dirty, ht->nr_rec_sectors))
+		queue_delayed_work(ht->wq, &ht->commit_work,
+				   msecs_to_jiffies(HOTTIER_COMMIT_MS));
+	mutex_unlock(&ht->rec_lock);
+}
+
+void hottier_persist_init(struct hottier *ht)
+{
+	mutex_init(&ht->rec_lock);
+	spin_lock_init(&ht->inval_lock);
+	ht->inval_slots = HOTTIER_NIL;
+	bio_list_init(&ht->inval_bios);
+	INIT_WORK(&ht->inval_work, do_invalidate);
+	INIT_DELAYED_WORK(&ht->commit_work, do_commit);
 }
 
 static const char * const map_state_names[HOTTIER_NR_MAP_STATES] = {
@@ -597,7 +1083,7 @@ int hottier_persist_state(struct hottier *ht)
 		return HOTTIER_MAP_OFF;
 	if (!READ_ONCE(ht->taken_over))
 		return HOTTIER_MAP_PENDING;
-	if (READ_ONCE(ht->map_failed))
+	if (READ_ONCE(ht->map_failed) || READ_ONCE(ht->records_stuck))
 		return HOTTIER_MAP_FAILED;
 	if (READ_ONCE(ht->sb->flags) & HOTTIER_SB_CLEAN)
 		return HOTTIER_MAP_CLEAN;

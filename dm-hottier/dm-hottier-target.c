@@ -110,6 +110,8 @@ static void hottier_destroy(struct hottier *ht)
 		hottier_scrub_stop(ht);
 		cancel_delayed_work_sync(&ht->tick_work);
 		cancel_delayed_work_sync(&ht->promote_work);
+		cancel_delayed_work_sync(&ht->commit_work);
+		cancel_work_sync(&ht->inval_work);
 		destroy_workqueue(ht->wq);
 	}
 	if (!IS_ERR_OR_NULL(ht->kcopyd))
@@ -159,6 +161,7 @@ static void init_state(struct hottier *ht)
 	hottier_io_init(ht);
 	hottier_migrate_init(ht);
 	hottier_scrub_init(ht);
+	hottier_persist_init(ht);
 }
 
 static void init_target(struct hottier *ht)
@@ -357,6 +360,7 @@ static void hottier_resume(struct dm_target *ti)
 	hottier_persist_pins(ht);
 	mutex_unlock(&ht->lock);
 	WRITE_ONCE(ht->running, true);
+	hottier_persist_started(ht);
 	hottier_qos_restart(ht);
 	queue_delayed_work(ht->wq, &ht->tick_work,
 			   msecs_to_jiffies(ht->args.heat_halflife_ms /

@@ -129,6 +129,7 @@ struct hottier_io {
 	u32 slot;		/* slot referenced, or HOTTIER_NIL */
 	u32 wait_slot;		/* on ht->blocked: the write-through awaited */
 	blk_status_t ssd_status; /* the write-through SSD clone's result */
+	bool inval_wt;		/* a write-through behind an invalidation */
 	int dev;		/* a read's device (enum hottier_route_dev), or -1 */
 	u64 start_ns;		/* when the read was sent; 0: not timed */
 	struct bvec_iter iter;	/* the read as mapped, for a retry on the HDD */
@@ -262,6 +263,30 @@ struct hottier {
 	u64 map_dropped;		/* ... records found and not restored */
 	u64 map_checked;		/* ... replicas compared (map_verify) */
 
+	/*
+	 * Records kept while the map is open (dm-hottier-persist.c): a
+	 * commit records replicas left alone for a period; a write, discard,
+	 * drop or eviction that meets a recorded replica waits for its
+	 * invalidation. The bitmaps have a bit per sector of records.
+	 */
+	/*
+	 * rec_lock protects rec_buf, every write of the map area and of the
+	 * superblock, and records_live and records_stuck.
+	 */
+	struct mutex rec_lock;
+	void *rec_buf;			/* HOTTIER_REC_IO bytes */
+	unsigned long *rec_dirty;	/* sectors with a replica to record */
+	unsigned long *rec_inval;	/* sectors with a record to invalidate */
+	unsigned long *rec_write;	/* sectors a commit writes */
+	u32 nr_rec_sectors;
+	bool records_live;		/* a slot's HOTTIER_MR_REC is trusted */
+	bool records_stuck;		/* ... and could not be invalidated */
+	spinlock_t inval_lock;		/* protects inval_slots, inval_bios */
+	u32 inval_slots;		/* dropped slots, chained by hnext */
+	struct bio_list inval_bios;	/* I/O waiting for an invalidation */
+	struct work_struct inval_work;
+	struct delayed_work commit_work;
+
 	struct hottier_stats __percpu *stats;
 	char error[96];			/* a constructor error with numbers */
 };
@@ -335,11 +360,21 @@ static inline struct hottier_wtrack *hottier_wtrack_of(struct hottier *ht,
 	return &ht->wtrack[hash_64(extent, ilog2(HOTTIER_WTRACK_BUCKETS))];
 }
 
+/* A slot's record on the SSD is valid: what changes it waits. */
+static inline bool hottier_recorded(struct hottier *ht,
+				    const struct hottier_mslot *s)
+{
+	return READ_ONCE(ht->records_live) &&
+	       (hottier_mslot_rec(s) & HOTTIER_MR_REC);
+}
+
 /* dm-hottier-io.c */
 void hottier_io_init(struct hottier *ht);
 int hottier_map(struct dm_target *ti, struct bio *bio);
 int hottier_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
 void hottier_ssd_error(struct hottier *ht);
+void hottier_io_invalidated(struct hottier *ht, struct bio_list *bios,
+			    blk_status_t status);
 
 /* dm-hottier-migrate.c */
 void hottier_migrate_init(struct hottier *ht);
@@ -347,9 +382,9 @@ int hottier_alloc_tables(struct hottier *ht, char **error);
 int hottier_init_migration(struct hottier *ht, char **error);
 void hottier_slot_get(struct hottier *ht, u32 slot);
 void hottier_slot_put(struct hottier *ht, u32 slot);
-void hottier_replica_dropped(struct hottier *ht, u32 slot, bool pinned);
-bool hottier_drop_extent(struct hottier *ht, u64 extent, bool pinned_too);
-void hottier_drop_range(struct hottier *ht, u64 first, u64 last,
+bool hottier_replica_dropped(struct hottier *ht, u32 slot, bool pinned);
+int hottier_drop_extent(struct hottier *ht, u64 extent, bool pinned_too);
+bool hottier_drop_range(struct hottier *ht, u64 first, u64 last,
 			bool pinned_too);
 void hottier_cancel_waiting(struct hottier *ht);
 void hottier_qos_note(struct hottier *ht, u64 ns);
@@ -366,13 +401,20 @@ int hottier_promote_range(struct hottier *ht, u64 first, u64 last, bool pin);
 int hottier_pin_sectors(struct hottier *ht, u64 start, u64 end);
 
 /* dm-hottier-persist.c */
+void hottier_persist_init(struct hottier *ht);
 int hottier_persist_ctr(struct hottier *ht, bool live, char **error);
 void hottier_persist_dtr(struct hottier *ht);
 int hottier_persist_resume(struct hottier *ht);
 void hottier_persist_apply_pins(struct hottier *ht);
 int hottier_persist_pin_room(struct hottier *ht);
 int hottier_persist_pins(struct hottier *ht);
-int hottier_persist_dropped(struct hottier *ht);
+int hottier_persist_sync(struct hottier *ht);
+bool hottier_persist_drop(struct hottier *ht, u32 slot);
+void hottier_persist_defer(struct hottier *ht, struct bio *bio, u32 slot);
+bool hottier_persist_evicted(struct hottier *ht, u32 slot);
+void hottier_persist_installed(struct hottier *ht, u32 slot, u64 extent);
+void hottier_persist_started(struct hottier *ht);
+
 void hottier_persist_stop(struct hottier *ht);
 int hottier_persist_state(struct hottier *ht);
 int hottier_compare_extent(struct hottier *ht, u64 extent, u32 slot,

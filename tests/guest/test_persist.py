@@ -1,10 +1,12 @@
-"""The on-SSD map (hdd_id): warm after a clean stop, cold but safe after a
-crash, pins across both, identity and formatting, and a table line without
-the key invalidating any map. A crash is an SSD that fails every write
-from some instant (dm-error reloaded under it), so the clean stop cannot
-be written, as after a power loss; the members stay, null_blk devices
-that outlive the dm device."""
+"""The on-SSD map (hdd_id): warm after a clean stop, the recorded replicas
+after a crash, pins across both, identity and formatting, degraded mode,
+and a table line without the key invalidating any map. A crash here is an
+SSD that fails every write from some instant (dm-error reloaded under
+it), so the clean stop cannot be written; the members stay, null_blk
+devices that outlive the dm device. test_crash.py cuts both members while
+the device runs."""
 
+import contextlib
 import hashlib
 import mmap
 import os
@@ -32,6 +34,23 @@ def settled(d, want):
     hotio.wait_until(lambda: info(d)["slots_used"] >= want and
                      info(d)["migrations"] == 0, 120,
                      what=f"{want} replicas")
+    return info(d)
+
+
+COMMIT_S = 1.0                  # HOTTIER_COMMIT_MS
+
+
+def recorded(d, timeout=60.0):
+    """The status once the commits are done: no map write for three
+    commit periods (a replica is marked at one, recorded at the next)."""
+    deadline = time.monotonic() + timeout
+    last, since = info(d)["map_writes"], time.monotonic()
+    while time.monotonic() - since < 3 * COMMIT_S:
+        assert time.monotonic() < deadline, "the map never stopped changing"
+        time.sleep(0.2)
+        now = info(d)["map_writes"]
+        if now != last:
+            last, since = now, time.monotonic()
     return info(d)
 
 
@@ -66,6 +85,15 @@ def fill(path, mb, seed):
 def ssd_wrapper(ssd):
     """A dm-linear device over the SSD, reloaded with dm-error to crash."""
     return devices.linear(unique("sw"), ssd.path)
+
+
+@contextlib.contextmanager
+def wrapped(seed):
+    """An HDD filled with data of @seed, an SSD, and its wrapper."""
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16) as s, ssd_wrapper(s) as w:
+        fill(h.path, 64, seed)
+        yield h, s, w
 
 
 def crash(wrapper, ssd):
@@ -104,14 +132,15 @@ def test_a_clean_remove_comes_back_warm_with_pins_and_data(hottier_module):
             assert d.table().endswith(" hdd_id wwn-0x5000c500a1b2c3d4"), \
                 d.table()
             table_line = d.table()
-            c = info(d)
+            c = recorded(d)
             # A new map: formatted, marked in use, pins written; nothing
             # was found on the SSD.
             assert (c["map"], c["map_loaded"], c["map_dropped"]) == \
                 ("open", 0, 0), c
             # The superblock marked in use, then the pin (the resume found
-            # the pins unchanged and wrote nothing more).
-            assert c["map_writes"] == 2, c
+            # the pins unchanged and wrote nothing more); then commits,
+            # each recording one replica or more.
+            assert 2 < c["map_writes"] <= 2 + c["promotions"], c
         log = KernelLog()
         # dmsetup table's line, fed back: the same device, warm.
         with devices.DmDevice(name, table_line) as d:
@@ -135,42 +164,61 @@ def test_a_clean_remove_comes_back_warm_with_pins_and_data(hottier_module):
             assert d.table() == table_line
 
 
-def test_a_crash_drops_every_replica_and_keeps_the_pins(hottier_module):
-    with devices.fast(unique("hdd"), 64) as h, \
-            devices.fast(unique("ssd"), 16) as s, ssd_wrapper(s) as w:
+def test_a_crash_keeps_the_recorded_replicas_and_the_pins(hottier_module):
+    with wrapped(3) as (h, s, w):
         line = table(h.path, w.path)
-        fill(h.path, 64, 3)
         with devices.DmDevice(unique("ht"), line) as d:
             name = d.name
             warm(d, seed=4)
-            # A clean stop writes every record; the resume marks the map
-            # in use again, so a crash now finds records it must not use.
-            d.suspend()
-            c = info(d)
-            assert c["map"] == "clean", c
-            recorded = c["slots_used"]
-            d.resume()
-            assert info(d)["map"] == "open"
+            # The write-through writes unrecorded their replicas; the
+            # commits record them again once writes leave them alone.
+            c = recorded(d)
+            assert c["map"] == "open", c
+            resident = c["slots_used"]
+            expect = digest(d.path, 16)
             log = KernelLog()
             crash(w, s)
             d.suspend()
             assert "cannot write the SSD's map" in log.new()
             assert info(d)["map"] == "failed"
         heal(w, s)
-        # Whatever the SSD holds is stale now.
-        fill(h.path, 8, 5)
-        expect = digest(h.path, 16)
         log = KernelLog()
         with devices.DmDevice(name, line) as d:
             c = info(d)
-            assert "not stopped cleanly" in log.new()
+            assert "left open: recorded replicas kept" in log.new()
             assert c["pinned"] == PINNED_MB * 16, c
-            assert (c["map"], c["map_loaded"], c["map_dropped"]) == \
-                ("open", 0, recorded), c
-            # The pins are copied again from the HDD; nothing else returns.
-            c = settled(d, PINNED_MB * 16)
-            assert c["slots_used"] == PINNED_MB * 16, c
+            assert (c["map"], c["slots_used"], c["map_loaded"],
+                    c["map_dropped"]) == ("open", resident, resident, 0), c
+            d.message("reset_stats")
             assert digest(d.path, 16) == expect
+            c = info(d)
+            assert c["read_hits"] > 0 and c["promotions"] == 0, c
+            assert scrub(d)["scrub_mismatches"] == 0
+
+
+def test_a_crash_after_writes_keeps_no_stale_replica(hottier_module):
+    """Write-through writes reach recorded replicas, and the device
+    crashes before any commit could record them again: they are not
+    restored, the others are, and the data is the HDD's."""
+    with wrapped(12) as (h, s, w):
+        line = table(h.path, w.path)
+        with devices.DmDevice(unique("ht"), line) as d:
+            name = d.name
+            d.message("promote", "0", str(4 * 2048))
+            settled(d, 64)
+            c = recorded(d)
+            # 1 MiB written through: 16 replicas unrecorded, each by one
+            # invalidation before its first write.
+            fill(d.path, 1, 13)
+            after = info(d)
+            assert after["map_writes"] - c["map_writes"] <= 16, (c, after)
+            crash(w, s)
+        heal(w, s)
+        expect = digest(h.path, 4)
+        with devices.DmDevice(name, line) as d:
+            c = info(d)
+            assert (c["map_loaded"], c["map_dropped"]) == (48, 0), c
+            assert digest(d.path, 4) == expect
             assert scrub(d)["scrub_mismatches"] == 0
 
 
@@ -265,7 +313,8 @@ def test_a_reload_keeps_replicas_or_with_a_new_extent_size_the_pins(
 
 def test_replicas_dropped_while_suspended_never_come_back(hottier_module):
     """A suspend writes the map clean; invalidate or demote while suspended
-    marks it unclean again, so a removal then brings nothing back."""
+    invalidates the dropped replicas' records before the message returns,
+    so a removal then brings nothing back."""
     with devices.fast(unique("hdd"), 64) as h, \
             devices.fast(unique("ssd"), 16) as s:
         line = table(h.path, s.path)
@@ -274,9 +323,11 @@ def test_replicas_dropped_while_suspended_never_come_back(hottier_module):
                 d.message("promote", "0", str(2 * 2048))
                 settled(d, 32)
                 d.suspend()
-                assert info(d)["map"] == "clean"
+                c = info(d)
+                assert c["map"] == "clean"
                 d.message(*drop)
-                assert info(d)["map"] == "open", drop
+                after = info(d)
+                assert after["map_writes"] > c["map_writes"], (drop, after)
             with devices.DmDevice(unique("ht"), line) as d:
                 assert info(d)["slots_used"] == 0, drop
 
@@ -329,22 +380,50 @@ def test_a_warm_restart_keeps_the_hit_ratio_slots_and_pins(hottier_module):
         assert after >= 0.95 * before, (before, after)
 
 
-def test_reads_and_writes_add_no_map_io(hottier_module):
-    """While the device runs, the map is written only by pins: reads,
-    write-through writes to replicas and writes elsewhere leave
-    map_writes alone."""
+def write_blocks(path, blocks, seed):
+    """4 KiB of new data at each block number, from one process: quicker
+    than a commit period."""
+    fd = os.open(path, os.O_WRONLY | os.O_DIRECT)
+    try:
+        buf = mmap.mmap(-1, 4096)
+        for b in blocks:
+            buf.seek(0)
+            buf.write(hashlib.sha256(f"{seed} {b}".encode()).digest() * 128)
+            assert os.pwrite(fd, buf, b * 4096) == 4096
+    finally:
+        os.close(fd)
+
+
+def test_reads_and_writes_add_no_map_io_but_a_first_write_one(
+        hottier_module):
+    """Reads, and writes to extents without a replica, never write the
+    map. The first write-through of a recorded replica adds one write,
+    its invalidation; later writes to it add none until a commit records
+    it again."""
     with devices.fast(unique("hdd"), 64) as h, \
             devices.fast(unique("ssd"), 16) as s:
         with devices.DmDevice(unique("ht"), table(h.path, s.path)) as d:
             d.message("promote", "0", str(4 * 2048))
-            before = settled(d, 64)
+            settled(d, 64)
+            before = recorded(d)
             rc, report, err = hotio.fio(
-                d.path, "--name=mix", "--rw=randrw", "--rwmixread=70",
-                "--bs=4k", "--iodepth=8", "--size=16m", "--io_size=8m")
+                d.path, "--name=read", "--rw=randread", "--bs=4k",
+                "--iodepth=8", "--size=16m", "--io_size=8m")
+            assert rc == 0, err
+            rc, report, err = hotio.fio(
+                d.path, "--name=write", "--rw=randwrite", "--bs=4k",
+                "--iodepth=8", "--offset=8m", "--size=8m", "--io_size=4m")
             assert rc == 0, err
             c = info(d)
             assert c["read_hits"] > 0 and c["writes"] > 0, c
             assert c["map_writes"] == before["map_writes"], (before, c)
+            # One block in each of 8 recorded replicas (16 blocks each),
+            # twice: 8 invalidations.
+            blocks = [e * 16 + 3 for e in range(0, 64, 8)]
+            write_blocks(d.path, blocks, 1)
+            write_blocks(d.path, blocks, 2)
+            c = info(d)
+            assert c["map_writes"] - before["map_writes"] == 8, (before, c)
             assert c["slots_used"] == 64, c
 
 
@@ -394,6 +473,72 @@ def test_activation_reads_the_map_within_twice_a_sequential_read(
         print(f"activation at {slots} slots: x{ratio:.2f} a {map_mib} MiB "
               f"read (rounds {', '.join(f'{r:.2f}' for r in ratios)})")
         assert ratio <= 2.0, ratios
+
+
+COST_MB = 32                    # 512 extents, pinned: every I/O a replica's
+COST_S = 5
+
+
+def fio_job(path, args):
+    rc, report, err = hotio.fio(
+        path, "--name=cost", "--ioengine=psync", "--iodepth=1",
+        f"--size={COST_MB}m", "--time_based", f"--runtime={COST_S}",
+        "--randseed=4242", *args)
+    assert rc == 0, err
+    return report
+
+
+def test_persistence_costs_against_persistence_off(hottier_module):
+    """The same device with hdd_id (records kept while running) and
+    without (persistence off), side by side on like members, every
+    extent of the region pinned: 4k random read latency (p50, p99) and
+    4k random write-through IOPS, medians of paired rounds. Between
+    rounds the replicas are idle long enough to be recorded again, so
+    each write round pays the first write-through's invalidations. The
+    copies of the pins give the map writes per promotion."""
+    with devices.fast(unique("hdd"), 64) as h1, \
+            devices.fast(unique("ssd"), 48) as s1, \
+            devices.fast(unique("hdd"), 64) as h2, \
+            devices.fast(unique("ssd"), 48) as s2:
+        on_line = table(h1.path, s1.path)
+        off_line = table(h2.path, s2.path, None)
+        with devices.DmDevice(unique("on"), on_line) as on, \
+                devices.DmDevice(unique("off"), off_line) as off:
+            for d in (on, off):
+                fill(d.path, COST_MB, 15)
+                d.message("pin", "0", str(COST_MB * 2048))
+                settled(d, COST_MB * 16)
+            c = recorded(on)
+            per_promotion = (c["map_writes"] - 2) / c["promotions"]
+            rounds = {"p50": [], "p99": [], "write": []}
+            for r in range(ROUNDS):
+                pair = (on, off) if r % 2 == 0 else (off, on)
+                got = {}
+                for d in pair:
+                    rd = fio_job(d.path, ["--rw=randread", "--bs=4k",
+                                          "--lat_percentiles=1"])
+                    wr = fio_job(d.path, ["--rw=randwrite", "--bs=4k"])
+                    got[d.name] = (hotio.lat_percentile(rd, 50),
+                                   hotio.lat_percentile(rd, 99),
+                                   hotio.total(wr, "write", "iops"))
+                for i, k in enumerate(("p50", "p99", "write")):
+                    rounds[k].append(got[on.name][i] / got[off.name][i])
+                recorded(on)
+            c = info(on)
+            assert c["slots_used"] == COST_MB * 16, c
+        med = {k: sorted(v)[len(v) // 2] for k, v in rounds.items()}
+        hotio.save("persist_costs", {"rounds": rounds, "median": med,
+                                     "map_writes_per_promotion":
+                                     per_promotion})
+        print(f"persistence on/off: read p50 x{med['p50']:.3f}, p99 "
+              f"x{med['p99']:.3f}, write-through IOPS x{med['write']:.3f}; "
+              f"{per_promotion:.3f} map writes a promotion")
+        # The issue's goals are 2% and 3%, and at most 2 map writes a
+        # promotion; TCG's noise gets loose floors here, the figures go
+        # to the closing note and make bench.
+        assert per_promotion <= 2.0, per_promotion
+        assert med["p50"] <= 1.15 and med["p99"] <= 1.25, rounds
+        assert med["write"] >= 0.85, rounds
 
 
 def write_behind(path, sector, seed):
@@ -448,36 +593,90 @@ def test_map_verify_drops_every_replica_if_the_hdd_changed_while_down(
             assert digest(d.path, 4) == expect
 
 
-def test_a_degraded_device_leaves_its_map_unclean(hottier_module):
-    """The witness of degraded mode: writes then skip the SSD, so the map,
-    marked in use since the resume, is never written clean: the SSD,
+@contextlib.contextmanager
+def degradable(seed):
+    """wrapped() members, and the line of a device that degrades at the
+    first SSD error and reads from the SSD."""
+    with wrapped(seed) as (h, s, w):
+        yield h, s, w, table(h.path, w.path, "wwn-0x5000c500a1b2c3d4",
+                             "routing", "ssd", "ssd_error_threshold", "1")
+
+
+def degrade(d, w, s):
+    """32 recorded replicas; then the SSD fails every I/O, and a read of
+    a replica makes the device degraded. The SSD cannot take the witness
+    (a new nonce in the superblock), so the map shows failed."""
+    d.message("promote", "0", str(2 * 2048))
+    settled(d, 32)
+    recorded(d)
+    log = KernelLog()
+    crash(w, s)
+    digest(d.path, 1)
+    hotio.wait_until(lambda: info(d)["map"] == "failed", 30,
+                     what="the witness to fail")
+    assert info(d)["mode"] == "degraded"
+    assert "cannot invalidate the SSD's map" in log.new()
+
+
+def write_fails(path, offset_mb):
+    r = subprocess.run(["dd", "if=/dev/zero", f"of={path}", "bs=64k",
+                        "count=1", f"seek={offset_mb * 16}", "oflag=direct",
+                        "status=none"], capture_output=True, text=True)
+    return r.returncode != 0
+
+
+def test_a_degraded_device_invalidates_its_map_before_writing_the_hdd(
+        hottier_module):
+    """The witness of degraded mode: writes then skip the SSD, so before
+    the first one that meets a recorded replica goes to the HDD, the
+    superblock gets a new nonce and no record checks out again. The SSD,
     healthy again, comes back cold and the data is the HDD's."""
-    with devices.fast(unique("hdd"), 64) as h, \
-            devices.fast(unique("ssd"), 16) as s, ssd_wrapper(s) as w:
-        fill(h.path, 64, 10)
-        line = table(h.path, w.path, "wwn-0x5000c500a1b2c3d4",
-                     "routing", "ssd", "ssd_error_threshold", "1")
+    with degradable(10) as (h, s, w, line):
         with devices.DmDevice(unique("ht"), line) as d:
             name = d.name
-            d.message("promote", "0", str(2 * 2048))
-            settled(d, 32)
-            d.suspend()
-            d.resume()
-            crash(w, s)
-            digest(d.path, 1)           # an SSD read fails: degraded
-            assert info(d)["mode"] == "degraded"
-            fill(d.path, 2, 11)         # to the HDD alone
+            degrade(d, w, s)
             heal(w, s)
+            log = KernelLog()
+            fill(d.path, 2, 11)         # to the HDD alone
+            assert "the SSD's map is invalidated" in log.new()
+            c = info(d)
+            assert (c["mode"], c["map"]) == ("degraded", "open"), c
             d.suspend()
             assert info(d)["map"] == "open"
         expect = digest(h.path, 4)
-        log = KernelLog()
         with devices.DmDevice(name, line) as d:
             c = info(d)
-            assert "not stopped cleanly" in log.new()
-            assert (c["mode"], c["map_loaded"], c["map_dropped"]) == \
-                ("rw", 0, 32), c
+            assert (c["mode"], c["slots_used"], c["map_loaded"]) == \
+                ("rw", 0, 0), c
             assert digest(d.path, 4) == expect
+
+
+def test_while_the_ssd_takes_no_write_recorded_extents_refuse_writes(
+        hottier_module):
+    """Degraded with an SSD that cannot take the witness: a write that
+    meets a recorded replica fails rather than go to the HDD behind a
+    record a later activation would trust; other writes go on, and
+    ssd_reset is refused until the SSD takes the witness."""
+    with degradable(14) as (h, s, w, line):
+        with devices.DmDevice(unique("ht"), line) as d:
+            name = d.name
+            degrade(d, w, s)
+            assert write_fails(d.path, 0)       # a recorded replica
+            assert not write_fails(d.path, 8)   # no replica
+            r = subprocess.run(["dmsetup", "message", name, "0",
+                                "ssd_reset"], capture_output=True, text=True)
+            assert r.returncode != 0, r
+            assert info(d)["mode"] == "degraded"
+            heal(w, s)
+            d.message("ssd_reset")
+            c = info(d)
+            assert (c["mode"], c["map"], c["slots_used"]) == \
+                ("rw", "open", 0), c
+            assert not write_fails(d.path, 0)
+        expect = digest(h.path, 16)
+        with devices.DmDevice(name, line) as d:
+            assert info(d)["slots_used"] == 0
+            assert digest(d.path, 16) == expect
 
 
 def corrupt(path, offset, data):
