@@ -102,10 +102,13 @@ demo:
 bench:
 	scripts/bench.sh
 
-# The integrity race test, minutes long; HOTTIER_SEED repeats a run. Then
+# The integrity race test, minutes long; HOTTIER_SEED repeats a run. The
+# crash cuts of the on-SSD map, CRASH_CUTS per write policy. Then
 # the 64M-slot table of a 4 TiB SSD at 64 KiB extents (1.9 GiB of kernel
 # memory: see Documentation/hottier.rst, Memory).
 SOAK_SECONDS ?= 600
+# Crash cuts per write policy (tests/guest/test_crash.py): 1,000 in all.
+CRASH_CUTS ?= 500
 soak:
 	scripts/setup.sh >/dev/null
 	scripts/matrix.sh build 6.1 >/dev/null
@@ -115,6 +118,12 @@ soak:
 		scripts/vm-run.sh --kver $$(scripts/matrix.sh list | sed -n 's/^6\.1: //p') \
 		--results results/soak --timeout $$(( $(SOAK_SECONDS) * 3 + 600 )) -- \
 		scripts/guest-suite.sh tests/guest/test_integrity.py
+	HOTTIER_MODULE=$(CURDIR)/results/matrix/6.1/src/dm-hottier.ko \
+	HOTTIER_VM_APPEND=null_blk.nr_devices=0 \
+	HOTTIER_CRASH_CUTS=$(CRASH_CUTS) \
+		scripts/vm-run.sh --kver $$(scripts/matrix.sh list | sed -n 's/^6\.1: //p') \
+		--results results/soak-crash --timeout $$(( $(CRASH_CUTS) * 30 + 600 )) -- \
+		scripts/guest-suite.sh tests/guest/test_crash.py
 	HOTTIER_MODULE=$(CURDIR)/results/matrix/6.1/src/dm-hottier.ko \
 	HOTTIER_VM_APPEND=null_blk.nr_devices=0 \
 	HOTTIER_SCALE_SSD_GIB=4096 \

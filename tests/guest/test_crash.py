@@ -1,0 +1,314 @@
+"""Crashes while the device runs: what the on-SSD map keeps, and that what
+it keeps is never stale.
+
+A cut is a crash image taken while the load goes on: dm-linear shims over
+both members are suspended (--noflush, in a random order, a random gap
+apart), both members are copied whole, and the shims resume. What the
+copies hold is what the members held at some instant of each, with every
+write that completed before the cut started: the state a kernel crash
+leaves (null_blk here has no volatile cache, so completed is durable).
+A device of the same table line over the copies then takes the map over,
+as an activation after the crash would, and is checked:
+
+- every block read through it with routing ssd (replicas from the SSD)
+  is a stamp the block may hold: never older than the last write, discard
+  or write-zeroes that completed before the cut, never one issued after;
+- scrub compares every replica it restored with the HDD: 0 mismatches;
+- the pins acknowledged before the cut are there;
+- replicas kept over replicas resident at the cut: the figure the issue
+  asks for, during the read-mostly load.
+
+The load, in threads: zipf reads of 4 KiB blocks, and (mixed) stamp
+writes, discards and write-zeroes of the blocks each thread owns, so each
+block has one writer and its expected contents are known. The SSD is a
+quarter of the HDD, so promotions evict all along.
+"""
+
+import os
+import random
+import statistics
+import subprocess
+import threading
+import time
+
+import devices
+import directio
+import hotio
+import stamp
+from conftest import hottier_table, info, scrub, unique
+
+EXTENT = 128                    # 64 KiB
+HDD_MB = 64
+SSD_MB = 16
+BLOCK = stamp.BLOCK
+NR_BLOCKS = (HDD_MB << 20) // BLOCK
+PER_EXTENT = EXTENT * 512 // BLOCK
+NR_EXTENTS = NR_BLOCKS // PER_EXTENT
+THREADS = 4
+SEED = 77
+ZERO = -1                       # the contents after a discard or zeroes
+HDD_ID = "wwn-0x5000c500cafe0001"
+# make soak sets more: the issue asks for 25 per write policy here.
+CUTS = int(os.environ.get("HOTTIER_CRASH_CUTS", "25"))
+WARM_S = 20
+
+BLKDISCARD = 0x1277
+BLKZEROOUT = 0x127f
+
+
+class Model:
+    """Per block: the contents of every operation issued (a stamp's
+    generation, or ZERO), and how many of them completed."""
+
+    def __init__(self):
+        self.ops = [[0] for _ in range(NR_BLOCKS)]     # the fill: gen 0
+        self.done = [1] * NR_BLOCKS
+        self.gen = 0
+        self.lock = threading.Lock()
+
+    def issue(self, block, contents):
+        self.ops[block].append(contents)
+
+    def complete(self, block):
+        self.done[block] = len(self.ops[block])
+
+    def next_gen(self):
+        with self.lock:
+            self.gen += 1
+            return self.gen
+
+
+class Load:
+    """The threads of the load on the device at path."""
+
+    def __init__(self, path, model, write_share):
+        self.path = path
+        self.model = model
+        self.write_share = write_share
+        self.stop = threading.Event()
+        self.errors = []
+        rng = random.Random(SEED)
+        order = list(range(NR_EXTENTS))
+        rng.shuffle(order)
+        weights = [1.0 / (rank + 1) ** 1.2 for rank in range(NR_EXTENTS)]
+        self.extents = order
+        self.cum = list(_accumulate(weights))
+        self.threads = [threading.Thread(target=self._run, args=(t,))
+                        for t in range(THREADS)]
+
+    def __enter__(self):
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for t in self.threads:
+            t.join()
+
+    def check(self):
+        assert not self.errors, self.errors[:5]
+
+    def _extent(self, rng):
+        return self.extents[_bisect(self.cum, rng.random() * self.cum[-1])]
+
+    def _run(self, tid):
+        import fcntl
+        import struct
+
+        rng = random.Random(SEED * 100 + tid)
+        m = self.model
+        try:
+            with directio.Direct(self.path, write=True,
+                                 max_bytes=BLOCK) as d:
+                while not self.stop.is_set():
+                    extent = self._extent(rng)
+                    first = extent * PER_EXTENT
+                    r = rng.random()
+                    if r >= self.write_share:
+                        block = first + rng.randrange(PER_EXTENT)
+                        data = d.read(block * BLOCK, BLOCK)
+                        if block % THREADS == tid:
+                            # Ours: nothing else writes it.
+                            want = m.ops[block][-1]
+                            got = contents(data, block)
+                            if got != want:
+                                self.errors.append(
+                                    f"live read of block {block}: {got}, "
+                                    f"expected {want}")
+                        continue
+                    own = [b for b in range(first, first + PER_EXTENT)
+                           if b % THREADS == tid]
+                    block = rng.choice(own)
+                    r = rng.random()
+                    if r < 0.9:
+                        gen = m.next_gen()
+                        m.issue(block, gen)
+                        d.write(block * BLOCK, stamp.make(block, gen, SEED))
+                    else:
+                        m.issue(block, ZERO)
+                        op = BLKDISCARD if r < 0.95 else BLKZEROOUT
+                        fcntl.ioctl(d.fd, op,
+                                    struct.pack("QQ", block * BLOCK, BLOCK))
+                    m.complete(block)
+        except Exception as e:          # noqa: BLE001: reported by check()
+            self.errors.append(f"thread {tid}: {e!r}")
+
+
+def _accumulate(weights):
+    total = 0.0
+    for w in weights:
+        total += w
+        yield total
+
+
+def _bisect(cum, x):
+    lo, hi = 0, len(cum) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cum[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def contents(data, block):
+    if data == bytes(BLOCK):
+        return ZERO
+    try:
+        return stamp.parse(data, block, SEED)
+    except stamp.BadStamp as e:
+        return str(e)
+
+
+def fill(path):
+    """Generation 0 of every block."""
+    with directio.Direct(path, write=True) as d:
+        for first in range(0, NR_BLOCKS, 256):
+            d.write(first * BLOCK, stamp.make_run(first, [0] * 256, SEED))
+
+
+def suspend(name):
+    devices.run("dmsetup", "suspend", "--noflush", "--nolockfs", name)
+
+
+def cut(shims, members, copies, rng, copied):
+    """A crash image of both members in copies (see the module's text);
+    copied() runs before the shims resume: nothing issued after it can
+    be in the image."""
+    order = list(range(len(shims)))
+    rng.shuffle(order)
+    suspended = []
+    try:
+        for i in order:
+            suspend(shims[i].name)
+            suspended.append(i)
+            time.sleep(rng.random() * 0.02)
+        for member, copy in zip(members, copies):
+            subprocess.run(["dd", f"if={member.path}", f"of={copy.path}",
+                            "bs=1M", "iflag=direct", "oflag=direct",
+                            "status=none"], check=True)
+        return copied()
+    finally:
+        for i in suspended:
+            devices.run("dmsetup", "resume", shims[i].name)
+
+
+def check_image(line, model, done, issued, pinned):
+    """The device over the copies, as after the crash: its counters."""
+    with devices.DmDevice(unique("cr"), line) as d:
+        c = info(d)
+        assert c["pinned"] == pinned, (pinned, c)
+        # Pinned extents not restored are copied again.
+        hotio.wait_until(lambda: info(d)["migrations"] == 0, 60,
+                         what="the pins' copies")
+        bad = []
+        with directio.Direct(d.path) as r:
+            for first in range(0, NR_BLOCKS, 256):
+                data = r.read(first * BLOCK, 256 * BLOCK)
+                for i in range(256):
+                    b = first + i
+                    got = contents(data[i * BLOCK:(i + 1) * BLOCK], b)
+                    allowed = model.ops[b][done[b] - 1:issued[b]]
+                    if got not in allowed:
+                        bad.append(f"block {b}: {got}, allowed {allowed}")
+        assert not bad, bad[:5]
+        s = scrub(d)
+        assert s["scrub"] == "done" and s["scrub_mismatches"] == 0, s
+        assert s["scrub_checked"] == s["slots_used"] >= c["map_loaded"], \
+            (c, s)
+        return c
+
+
+def run_cuts(policy):
+    rng = random.Random(SEED)
+    model = Model()
+    retained = []
+    with devices.hdd(unique("hdd"), HDD_MB, latency_ms=1.0) as h, \
+            devices.ssd(unique("ssd"), SSD_MB) as s, \
+            devices.fast(unique("hc"), HDD_MB) as hc, \
+            devices.fast(unique("sc"), SSD_MB) as sc, \
+            devices.linear(unique("hs"), h.path) as hs, \
+            devices.linear(unique("ss"), s.path) as ss:
+        fill(h.path)
+        opts = ("hdd_id", HDD_ID, "write_policy", policy)
+        line = hottier_table(hs.path, ss.path, EXTENT, opts=opts)
+        # Over the image: replicas read from the SSD, and no promotion
+        # while it is checked.
+        image = hottier_table(hc.path, sc.path, EXTENT,
+                              opts=(*opts, "routing", "ssd",
+                                    "promote_threshold", "1000000"))
+        with devices.DmDevice(unique("ht"), line) as d, \
+                Load(d.path, model, write_share=0.05) as load:
+            time.sleep(WARM_S)
+            pinned = 0
+            for n in range(CUTS):
+                # A pin acknowledged before the cut survives it.
+                if n % 2:
+                    d.message("unpin", "0", "2048")
+                    pinned = 0
+                else:
+                    d.message("pin", "0", "2048")
+                    pinned = 16
+                time.sleep(0.2 + rng.random())
+                before = info(d)
+                done = list(model.done)
+                issued = cut((hs, ss), (h, s), (hc, sc), rng,
+                             lambda: [len(ops) for ops in model.ops])
+                load.check()
+                c = check_image(image, model, done, issued, pinned)
+                assert c["map_loaded"] <= before["slots_total"], c
+                retained.append(c["map_loaded"] / max(1, before["slots_used"]))
+            load.check()
+            end = info(d)
+    return retained, end
+
+
+def report(policy, retained, end):
+    med = statistics.median(retained)
+    # Records and invalidations together, over the copies made.
+    per_promotion = end["map_writes"] / max(1, end["promotions"])
+    hotio.save(f"crash_{policy}", {"cuts": len(retained),
+                                   "retained": retained, "median": med,
+                                   "min": min(retained),
+                                   "map_writes": end["map_writes"],
+                                   "promotions": end["promotions"],
+                                   "writes": end["writes"]})
+    print(f"crash cuts, write {policy}: {len(retained)} cuts, replicas kept "
+          f"median {med:.3f}, min {min(retained):.3f}; "
+          f"{per_promotion:.2f} map writes a promotion")
+    return med
+
+
+# The issue's goal is 0.95 of the replicas kept during a read-mostly load
+# (95% reads, as YCSB's "read mostly"): make check holds loose floors
+# against TCG's noise, which sets how many writes fall in a commit
+# period; the figures go to the closing note. Write-around drops a
+# replica at each write, so fewer are resident and recorded.
+def test_crash_cuts_write_through(hottier_module):
+    assert report("through", *run_cuts("through")) >= 0.85
+
+
+def test_crash_cuts_write_around(hottier_module):
+    assert report("around", *run_cuts("around")) >= 0.6
