@@ -63,6 +63,9 @@
 #define HOTTIER_REC_IO		(64 * 1024)
 #define RECS_PER_SECTOR		(SECTOR_SIZE / HOTTIER_MAP_ENTRY_BYTES)
 #define REC_RUN			(HOTTIER_REC_IO / SECTOR_SIZE)
+/* The witness of degraded mode is tried this long before writes fail. */
+#define HOTTIER_WITNESS_MS	2000
+#define HOTTIER_WITNESS_TRIES	10
 /* Commits, while replicas wait to be recorded. */
 #define HOTTIER_COMMIT_MS	1000
 
@@ -734,17 +737,21 @@ static u32 rec_run(unsigned long *map, u32 nbits, u32 first)
 
 /*
  * Degraded, or an invalidation failed: no record may check out any more.
- * The superblock gets a new nonce; if even that fails, the SSD is stuck
- * and what waits for an invalidation fails. rec_lock held.
+ * The superblock gets a new nonce; if even that fails for
+ * HOTTIER_WITNESS_MS, the SSD is stuck and what waits for an
+ * invalidation fails. rec_lock held.
  */
 static int kill_records(struct hottier *ht)
 {
 	u32 old = ht->sb->nonce;
-	int r;
+	int r, tries = 0;
 
 	ht->sb->nonce = get_random_u32();
 	ht->sb->flags &= ~HOTTIER_SB_CLEAN;
-	r = write_sb_buf(ht, false, ht->rec_buf);
+	/* An SSD that fails for a moment gets HOTTIER_WITNESS_MS. */
+	while ((r = write_sb_buf(ht, false, ht->rec_buf)) &&
+	       ++tries < HOTTIER_WITNESS_TRIES)
+		msleep(HOTTIER_WITNESS_MS / HOTTIER_WITNESS_TRIES);
 	if (r) {
 		/* The superblock on the SSD may be either. */
 		ht->sb->nonce = old;
@@ -752,7 +759,9 @@ static int kill_records(struct hottier *ht)
 			DMERR("%s: cannot invalidate the SSD's map (error %d): writes refused",
 			      ht_name(ht), r);
 		WRITE_ONCE(ht->records_stuck, true);
-		set_bit(HOTTIER_DEGRADED, &ht->mode);
+		/* Stop using the SSD: nothing else may be written to it. */
+		if (!test_and_set_bit(HOTTIER_DEGRADED, &ht->mode))
+			queue_work(ht->wq, &ht->event_work);
 		return r;
 	}
 	WRITE_ONCE(ht->records_live, false);

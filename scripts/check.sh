@@ -64,6 +64,7 @@ budget_of() {
 	guest-6.1 | guest-6.12) echo 1500 ;;
 	kernel-7.2-debug) echo 2400 ;;
 	measure-6.1) echo 900 ;;
+	kill-6.1) echo 900 ;;
 	dkms) echo 300 ;;
 	guest-7.2-debug) echo 1800 ;;
 	*) echo 600 ;;
@@ -152,6 +153,10 @@ stage kernel-7.2-debug debug_kernel_stage
 # The timing tests, once the background kernel build (if any) is done: TCG
 # figures are only worth comparing on an otherwise idle host.
 stage measure-6.1 scripts/matrix.sh measure 6.1
+# A kernel crash for real: QEMU killed mid-load on file-backed disks.
+stage kill-6.1 scripts/qemu-kill.sh --tier 6.1 \
+	--kver "$(scripts/matrix.sh list | sed -n 's/^6\.1: //p')" \
+	--module results/matrix/6.1/src/dm-hottier.ko --results "$res/qemu-kill"
 stage build-7.2-debug scripts/matrix.sh build 7.2-debug
 # DKMS against every kernel of the matrix, the 7.2 debug tree included.
 stage dkms scripts/dkms-test.sh

@@ -198,8 +198,9 @@ def test_a_crash_keeps_the_recorded_replicas_and_the_pins(hottier_module):
 
 def test_a_crash_after_writes_keeps_no_stale_replica(hottier_module):
     """Write-through writes reach recorded replicas, and the device
-    crashes before any commit could record them again: they are not
-    restored, the others are, and the data is the HDD's."""
+    crashes, mostly before a commit could record them again (a second or
+    two later; a slow kernel may get there first): they are restored only
+    if recorded again, the others are, and the data is the HDD's."""
     with wrapped(12) as (h, s, w):
         line = table(h.path, w.path)
         with devices.DmDevice(unique("ht"), line) as d:
@@ -217,7 +218,7 @@ def test_a_crash_after_writes_keeps_no_stale_replica(hottier_module):
         expect = digest(h.path, 4)
         with devices.DmDevice(name, line) as d:
             c = info(d)
-            assert (c["map_loaded"], c["map_dropped"]) == (48, 0), c
+            assert 48 <= c["map_loaded"] <= 64 and c["map_dropped"] == 0, c
             assert digest(d.path, 4) == expect
             assert scrub(d)["scrub_mismatches"] == 0
 
