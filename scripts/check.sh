@@ -61,7 +61,8 @@ budget_of() {
 	host) echo 120 ;;
 	runner) echo 400 ;;
 	build-*) echo 120 ;;
-	guest-6.1 | guest-6.12) echo 1500 ;;
+	guest-6.1) echo 1800 ;;
+	guest-6.12) echo 1500 ;;
 	kernel-7.2-debug) echo 2400 ;;
 	measure-6.1) echo 900 ;;
 	kill-6.1) echo 900 ;;
