@@ -93,7 +93,7 @@ enum hottier_slot_flag {
  */
 enum hottier_slot_rec {
 	HOTTIER_MR_REC		= BIT(0),	/* its record on the SSD is valid */
-	HOTTIER_MR_PEND		= BIT(1),	/* no write since it was marked */
+	HOTTIER_MR_PEND		= BIT(1),	/* copied, or no write since a commit */
 };
 
 /*
