@@ -185,13 +185,10 @@ int hottier_persist_ctr(struct hottier *ht, bool live, char **error)
 		ht->rec_dirty = bitmap_zalloc(ht->nr_rec_sectors, GFP_KERNEL);
 		ht->rec_inval = bitmap_zalloc(ht->nr_rec_sectors, GFP_KERNEL);
 		ht->rec_write = bitmap_zalloc(ht->nr_rec_sectors, GFP_KERNEL);
-		if (!ht->rec_buf || !ht->rec_dirty || !ht->rec_inval ||
-		    !ht->rec_write) {
-			*error = "Cannot allocate the on-SSD map's buffers";
-			return -ENOMEM;
-		}
 	}
-	if (!ht->meta_buf || !ht->sb || !ht->pin_buf) {
+	if (!ht->meta_buf || !ht->sb || !ht->pin_buf ||
+	    (persistent(ht) && (!ht->rec_buf || !ht->rec_dirty ||
+				!ht->rec_inval || !ht->rec_write))) {
 		*error = "Cannot allocate the on-SSD map's buffers";
 		return -ENOMEM;
 	}
@@ -805,15 +802,21 @@ static int write_invalidations(struct hottier *ht)
 	return 0;
 }
 
+/* A commit in HOTTIER_COMMIT_MS, if records are kept and I/O flows. */
+static void kick_commit(struct hottier *ht)
+{
+	if (READ_ONCE(ht->records_live) && READ_ONCE(ht->running))
+		queue_delayed_work(ht->wq, &ht->commit_work,
+				   msecs_to_jiffies(HOTTIER_COMMIT_MS));
+}
+
 /* A replica to record at a commit: written through (its sector). */
 static void mark_dirty(struct hottier *ht, u32 slot)
 {
 	if (!READ_ONCE(ht->records_live))
 		return;
 	set_bit(slot / RECS_PER_SECTOR, ht->rec_dirty);
-	if (READ_ONCE(ht->running))
-		queue_delayed_work(ht->wq, &ht->commit_work,
-				   msecs_to_jiffies(HOTTIER_COMMIT_MS));
+	kick_commit(ht);
 }
 
 static void mark_inval(struct hottier *ht, u32 slot)
@@ -960,10 +963,8 @@ void hottier_persist_installed(struct hottier *ht, u32 slot, u64 extent)
 /* Resumed: replicas that wait to be recorded get a commit. */
 void hottier_persist_started(struct hottier *ht)
 {
-	if (READ_ONCE(ht->records_live) &&
-	    !bitmap_empty(ht->rec_dirty, ht->nr_rec_sectors))
-		queue_delayed_work(ht->wq, &ht->commit_work,
-				   msecs_to_jiffies(HOTTIER_COMMIT_MS));
+	if (persistent(ht) && !bitmap_empty(ht->rec_dirty, ht->nr_rec_sectors))
+		kick_commit(ht);
 }
 
 /*
@@ -1055,10 +1056,8 @@ static void do_commit(struct work_struct *ws)
 			    ht_name(ht), r);
 	bitmap_zero(ht->rec_write, ht->nr_rec_sectors);
 out:
-	if (ht->records_live && READ_ONCE(ht->running) &&
-	    !bitmap_empty(ht->rec_dirty, ht->nr_rec_sectors))
-		queue_delayed_work(ht->wq, &ht->commit_work,
-				   msecs_to_jiffies(HOTTIER_COMMIT_MS));
+	if (!bitmap_empty(ht->rec_dirty, ht->nr_rec_sectors))
+		kick_commit(ht);
 	mutex_unlock(&ht->rec_lock);
 }
 

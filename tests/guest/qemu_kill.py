@@ -21,7 +21,6 @@ import json
 import os
 import random
 import struct
-import subprocess
 import sys
 import threading
 import time
@@ -32,7 +31,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import devices  # noqa: E402
 import directio  # noqa: E402
 import stamp  # noqa: E402
-from conftest import INFO_FIELDS, TEXT_FIELDS  # noqa: E402
+from conftest import info, scrub  # noqa: E402
 
 EXTENT = 128
 BLOCK = stamp.BLOCK
@@ -51,14 +50,6 @@ def line(hdd, ssd, *extra):
     opts = ("hdd_id", HDD_ID, *extra)
     return (f"0 {devices.sectors(hdd)} hottier {hdd} {ssd} {EXTENT} "
             f"{len(opts)} {' '.join(opts)}")
-
-
-def status(name):
-    """The status fields by name (conftest.py's names)."""
-    fields = devices.run("dmsetup", "status", name).stdout.split()[3:]
-    fields[7:8] = fields[7].split("/")
-    return {f: v if f in TEXT_FIELDS else int(v)
-            for f, v in zip(INFO_FIELDS, fields)}
 
 
 def read_log(log, boot):
@@ -85,14 +76,11 @@ def check(hdd, ssd, log, boot):
         start = {int(b): g for b, g in json.load(f).items()}
     gens = {}
     dm = line(hdd, ssd, "routing", "ssd", "promote_threshold", "1000000")
-    devices.run("dmsetup", "create", NAME, "--table", dm)
-    try:
-        path = f"/dev/mapper/{NAME}"
-        devices.wait_for(path)
-        st = status(NAME)
+    with devices.DmDevice(NAME, dm) as d:
+        st = info(d)
         bad = []
         nr = devices.sectors(hdd) * 512 // BLOCK
-        with directio.Direct(path) as r:
+        with directio.Direct(d.path) as r:
             for first in range(0, nr, 256):
                 data = r.read(first * BLOCK, 256 * BLOCK)
                 for i in range(256):
@@ -111,13 +99,7 @@ def check(hdd, ssd, log, boot):
                         bad.append(f"block {b}: gen {g}, completed {lo}, "
                                    f"issued {hi}")
                     gens[b] = g
-        devices.run("dmsetup", "message", NAME, "0", "scrub")
-        while status(NAME)["scrub"] == "running":
-            time.sleep(0.2)
-        sc = status(NAME)
-        st["slots_used"] = sc["slots_used"]
-    finally:
-        devices.run("dmsetup", "remove", "--retry", NAME)
+        sc = scrub(d)
     before = {}
     path = os.path.join(RESULTS, f"boot{boot}.json")
     if os.path.exists(path):
@@ -177,14 +159,6 @@ class Writer(threading.Thread):
             self.error = e
 
 
-def fill(hdd):
-    nr = devices.sectors(hdd) * 512 // BLOCK
-    with directio.Direct(hdd, write=True) as d:
-        for first in range(0, nr, 256):
-            d.write(first * BLOCK, stamp.make_run(first, [0] * 256, SEED))
-    return {b: 0 for b in range(nr)}
-
-
 def main():
     what, boot = sys.argv[1], int(sys.argv[2])
     hdd = devices.virtio_disk("hdd")
@@ -192,7 +166,9 @@ def main():
     log = devices.virtio_disk("log")
     ok = True
     if boot == 0:
-        gens = fill(hdd)
+        nr = devices.sectors(hdd) * 512 // BLOCK
+        stamp.fill(hdd, nr, SEED)
+        gens = {b: 0 for b in range(nr)}
     else:
         ok, gens = check(hdd, ssd, log, boot - 1)
     if what == "check":
@@ -202,17 +178,16 @@ def main():
     with open(os.path.join(RESULTS, f"start{boot}.json"), "w") as f:
         json.dump(gens, f)
     # The log's records of this boot start at each thread's region.
-    devices.run("dmsetup", "create", NAME, "--table", line(hdd, ssd))
-    path = f"/dev/mapper/{NAME}"
-    devices.wait_for(path)
+    # Never removed: the guest is killed with it.
+    d = devices.DmDevice(NAME, line(hdd, ssd))
     nr = devices.sectors(hdd) * 512 // BLOCK
-    writers = [Writer(t, path, log, boot, nr) for t in range(THREADS)]
+    writers = [Writer(t, d.path, log, boot, nr) for t in range(THREADS)]
     for w in writers:
         w.start()
     start = time.monotonic()
     while True:
         time.sleep(1)
-        st = status(NAME)
+        st = info(d)
         st["t"] = time.monotonic() - start
         with open(os.path.join(RESULTS, f"boot{boot}.json"), "w") as f:
             json.dump(st, f)

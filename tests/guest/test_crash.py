@@ -24,9 +24,13 @@ block has one writer and its expected contents are known. The SSD is a
 quarter of the HDD, so promotions evict all along.
 """
 
+import bisect
+import fcntl
+import itertools
 import os
 import random
 import statistics
+import struct
 import subprocess
 import threading
 import time
@@ -98,7 +102,7 @@ class Load:
         rng.shuffle(order)
         weights = [1.0 / (rank + 1) ** 1.2 for rank in range(NR_EXTENTS)]
         self.extents = order
-        self.cum = list(_accumulate(weights))
+        self.cum = list(itertools.accumulate(weights))
         self.threads = [threading.Thread(target=self._run, args=(t,))
                         for t in range(THREADS)]
 
@@ -116,12 +120,10 @@ class Load:
         assert not self.errors, self.errors[:5]
 
     def _extent(self, rng):
-        return self.extents[_bisect(self.cum, rng.random() * self.cum[-1])]
+        return self.extents[bisect.bisect_left(self.cum,
+                                               rng.random() * self.cum[-1])]
 
     def _run(self, tid):
-        import fcntl
-        import struct
-
         rng = random.Random(SEED * 100 + tid)
         m = self.model
         writes = 0
@@ -170,24 +172,6 @@ class Load:
             self.errors.append(f"thread {tid}: {e!r}")
 
 
-def _accumulate(weights):
-    total = 0.0
-    for w in weights:
-        total += w
-        yield total
-
-
-def _bisect(cum, x):
-    lo, hi = 0, len(cum) - 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if cum[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
 def contents(data, block):
     if data == bytes(BLOCK):
         return ZERO
@@ -199,9 +183,7 @@ def contents(data, block):
 
 def fill(path):
     """Generation 0 of every block."""
-    with directio.Direct(path, write=True) as d:
-        for first in range(0, NR_BLOCKS, 256):
-            d.write(first * BLOCK, stamp.make_run(first, [0] * 256, SEED))
+    stamp.fill(path, NR_BLOCKS, SEED)
 
 
 def suspend(name):

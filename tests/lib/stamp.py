@@ -10,6 +10,8 @@ garbage (an SSD slot that was never filled) does not parse.
 import hashlib
 import struct
 
+import directio
+
 BLOCK = 4096
 MAGIC = b"HOTTIER1"
 _HEADER = struct.Struct("<8sQQQ")       # magic, block, generation, seed
@@ -50,3 +52,12 @@ def parse(data, block, seed):
         raise BadStamp(f"block {block}: gen {gen} header with a body that "
                        f"does not match it (torn or mixed)")
     return gen
+
+
+def fill(path, nr_blocks, seed):
+    """Generation 0 of every one of the first nr_blocks blocks of path,
+    written with O_DIRECT, 1 MiB at a time."""
+    with directio.Direct(path, write=True) as d:
+        for first in range(0, nr_blocks, 256):
+            n = min(256, nr_blocks - first)
+            d.write(first * BLOCK, make_run(first, [0] * n, seed))
