@@ -502,8 +502,7 @@ static void map_levels_ring_keeps_every_slot(struct kunit *test)
 /*
  * Range operations at a million slots over an HDD of 64M extents: the walk
  * visits exactly the extents with a slot in the range, however long the
- * range. Without the index (an HDD of more than 64 extents a slot) it
- * visits every extent of a short range, or every slot for a long one.
+ * range (more than 64 extents a slot: map_range_walk_by_groups()).
  */
 static void map_range_walk_visits_only_replicas_in_range(struct kunit *test)
 {
@@ -569,29 +568,105 @@ static void map_range_walk_visits_only_replicas_in_range(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, n, 2ULL);
 }
 
-static void map_range_walk_without_index(struct kunit *test)
+/* The extents a walk of [first, last] yields, and how many hold a slot. */
+static u64 walk(struct rig *r, struct hottier_range_iter *it, u64 first,
+		u64 last, u64 *found)
+{
+	u64 extent, n = 0;
+
+	*found = 0;
+	hottier_map_range_start(&r->map, it, first, last);
+	while (hottier_map_range_next(&r->map, it, &extent)) {
+		if (extent < first || extent > last)
+			return U64_MAX;
+		if (resident(r, extent) != HOTTIER_NIL)
+			(*found)++;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * An HDD of 65 extents a slot: the index has a bit per group of 32 extents
+ * (4 groups a slot) and a count each. A walk yields the extents of the
+ * groups with a slot: at most 32 for each, however long the range.
+ */
+static void map_range_walk_by_groups(struct kunit *test)
 {
 	struct rig *r = new_rig(test, 1024, 64);
 	struct hottier_range_iter it;
-	u64 extent, n = 0;
+	u64 n, found;
 	u32 i;
 
-	/* 65 extents a slot: no index. */
 	KUNIT_ASSERT_EQ(test, hottier_map_init_ranges(&r->map, 65 * 1024), 0);
-	KUNIT_EXPECT_EQ(test, hottier_map_range_bytes(1024, 65 * 1024), 0ULL);
+	KUNIT_EXPECT_EQ(test, r->map.rshift, 5U);
+	/* 2080 groups: their bits and counts, each in a page. */
+	KUNIT_EXPECT_EQ(test, hottier_map_range_bytes(1024, 65 * 1024),
+			(u64)PAGE_SIZE + PAGE_ALIGN(2080 * 2));
+	for (i = 0; i < 1024; i++)
+		install(r, (u64)i * 65, 1, false);
+
+	/* Short: replicas 0 and 65, in groups 0 and 2; group 1 is skipped. */
+	n = walk(r, &it, 0, 99, &found);
+	KUNIT_EXPECT_EQ(test, found, 2ULL);
+	KUNIT_EXPECT_EQ(test, n, 64ULL);
+	KUNIT_EXPECT_EQ(test, (u64)it.visits, n);
+
+	/* Long: every replica, 32 visits or fewer each. */
+	n = walk(r, &it, 65, 65 * 1024, &found);
+	KUNIT_EXPECT_EQ(test, found, 1023ULL);
+	KUNIT_EXPECT_LE(test, n, 32ULL * 1023);
+
+	/* Drop all but 10 replicas: the whole HDD costs 32 visits each. */
+	for (i = 0; i < 1024; i++) {
+		struct hottier_mlock *lock;
+		unsigned long flags;
+		u32 slot;
+
+		if (i % 100 == 7)
+			continue;
+		lock = hottier_map_lock(&r->map, (u64)i * 65, &flags);
+		slot = __hottier_map_find(&r->map, (u64)i * 65);
+		__hottier_map_remove(&r->map, slot);
+		hottier_map_unlock(lock, flags);
+		hottier_map_put(&r->map, slot);
+	}
+	n = walk(r, &it, 0, 65 * 1024 - 1, &found);
+	KUNIT_EXPECT_EQ(test, found, 11ULL);
+	KUNIT_EXPECT_LE(test, n, 32ULL * 11);
+	/* Replicas left: 7, 107, ..., 1007 (11); none between 8 and 106. */
+	n = walk(r, &it, 8 * 65, 106 * 65, &found);
+	KUNIT_EXPECT_EQ(test, found, 0ULL);
+	KUNIT_EXPECT_EQ(test, n, 0ULL);
+}
+
+/*
+ * A group would be more than 1 << HOTTIER_RANGE_SHIFT_MAX extents: no
+ * index; a short range visits every extent, a long one every slot.
+ */
+static void map_range_walk_without_index(struct kunit *test)
+{
+	u64 nr_extents = 1024ULL * HOTTIER_RANGE_GROUPS_PER_SLOT *
+			 BIT(HOTTIER_RANGE_SHIFT_MAX) + 1;
+	struct rig *r = new_rig(test, 1024, 64);
+	struct hottier_range_iter it;
+	u64 n, found;
+	u32 i;
+
+	KUNIT_ASSERT_EQ(test, hottier_map_init_ranges(&r->map, nr_extents), 0);
+	KUNIT_EXPECT_EQ(test, hottier_map_range_bytes(1024, nr_extents), 0ULL);
+	KUNIT_EXPECT_NE(test, hottier_map_range_bytes(1024, nr_extents - 1),
+			0ULL);
 	for (i = 0; i < 1024; i++)
 		install(r, (u64)i * 65, 1, false);
 	/* Short: every extent. */
-	hottier_map_range_start(&r->map, &it, 0, 99);
-	while (hottier_map_range_next(&r->map, &it, &extent))
-		n++;
+	n = walk(r, &it, 0, 99, &found);
 	KUNIT_EXPECT_EQ(test, n, 100ULL);
+	KUNIT_EXPECT_EQ(test, found, 2ULL);
 	/* Long: every slot, yielding those in range. */
-	n = 0;
-	hottier_map_range_start(&r->map, &it, 65, 65 * 1024);
-	while (hottier_map_range_next(&r->map, &it, &extent))
-		n++;
+	n = walk(r, &it, 65, 65 * 1024, &found);
 	KUNIT_EXPECT_EQ(test, n, 1023ULL);
+	KUNIT_EXPECT_EQ(test, found, 1023ULL);
 	KUNIT_EXPECT_EQ(test, it.visits, 1024UL);
 }
 
@@ -869,6 +944,7 @@ static struct kunit_case hottier_map_cases[] = {
 	KUNIT_CASE(map_record_holds_40_bit_extents),
 	KUNIT_CASE(map_levels_ring_keeps_every_slot),
 	KUNIT_CASE(map_range_walk_visits_only_replicas_in_range),
+	KUNIT_CASE(map_range_walk_by_groups),
 	KUNIT_CASE(map_range_walk_without_index),
 	KUNIT_CASE(map_victim_visits_at_most_64_at_1m_slots),
 	{}

@@ -382,43 +382,88 @@ void hottier_map_restore_end(struct hottier_map *m)
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_restore_end);
 
-/* One bit per HDD extent, if that is at most HOTTIER_RANGE_BITS_PER_SLOT. */
-static bool ranges_indexed(u64 nr_slots, u64 nr_extents)
+/*
+ * log2 of the extents in a group of the range index for @nr_extents (see
+ * struct hottier_map), or -1 for no index.
+ */
+static int range_shift(u64 nr_slots, u64 nr_extents)
 {
-	return nr_extents && nr_extents <= nr_slots * HOTTIER_RANGE_BITS_PER_SLOT;
+	int shift;
+
+	if (!nr_extents || !nr_slots)
+		return -1;
+	if (nr_extents <= nr_slots * HOTTIER_RANGE_BITS_PER_SLOT)
+		return 0;
+	for (shift = 1; shift <= HOTTIER_RANGE_SHIFT_MAX; shift++)
+		if (DIV_ROUND_UP_ULL(nr_extents, 1ULL << shift) <=
+		    nr_slots * HOTTIER_RANGE_GROUPS_PER_SLOT)
+			return shift;
+	return -1;
+}
+
+static u64 range_groups(u64 nr_extents, int shift)
+{
+	return DIV_ROUND_UP_ULL(nr_extents, 1ULL << shift);
 }
 
 /* What hottier_map_init_ranges() allocates, in bytes. */
 u64 hottier_map_range_bytes(u64 nr_slots, u64 nr_extents)
 {
-	if (!ranges_indexed(nr_slots, nr_extents))
+	int shift = range_shift(nr_slots, nr_extents);
+	u64 groups;
+
+	if (shift < 0)
 		return 0;
-	return PAGE_ALIGN(hbm_words(nr_extents) * sizeof(unsigned long));
+	groups = range_groups(nr_extents, shift);
+	return PAGE_ALIGN(hbm_words(groups) * sizeof(unsigned long)) +
+	       (shift ? PAGE_ALIGN(groups * sizeof(u16)) : 0);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_range_bytes);
 
 /*
  * The range index for an HDD of @nr_extents, after hottier_map_init(), or
- * none if it would cost more than HOTTIER_RANGE_BITS_PER_SLOT bits a slot.
+ * none if a group would be more than 1 << HOTTIER_RANGE_SHIFT_MAX extents.
  */
 int hottier_map_init_ranges(struct hottier_map *m, u64 nr_extents)
 {
-	if (!ranges_indexed(m->nr_slots, nr_extents))
+	int shift = range_shift(m->nr_slots, nr_extents);
+	u64 groups;
+	int r;
+
+	if (shift < 0)
 		return 0;
-	return hbm_init(&m->extents, nr_extents);
+	groups = range_groups(nr_extents, shift);
+	r = hbm_init(&m->extents, groups);
+	if (r || !shift)
+		return r;
+	m->rcount = zalloc_exact(groups * sizeof(u16));
+	if (!m->rcount) {
+		hbm_exit(&m->extents);
+		return -ENOMEM;
+	}
+	m->rshift = shift;
+	return 0;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_init_ranges);
 
 static void range_index(struct hottier_map *m, u64 extent, bool set)
 {
-	if (!m->extents.w[0] ||
-	    WARN_ON_ONCE(extent >= m->extents.nbits[0]))
+	u64 g = extent >> m->rshift;
+
+	if (!m->extents.w[0] || WARN_ON_ONCE(g >= m->extents.nbits[0]))
 		return;
 	spin_lock(&m->rlock);
-	if (set)
-		hbm_set(&m->extents, extent);
-	else
-		hbm_clear(&m->extents, extent);
+	if (!m->rshift) {
+		if (set)
+			hbm_set(&m->extents, g);
+		else
+			hbm_clear(&m->extents, g);
+	} else if (set) {
+		if (!m->rcount[g]++)
+			hbm_set(&m->extents, g);
+	} else if (!WARN_ON_ONCE(!m->rcount[g]) && !--m->rcount[g]) {
+		hbm_clear(&m->extents, g);
+	}
 	spin_unlock(&m->rlock);
 }
 
@@ -451,9 +496,13 @@ bool hottier_map_range_next(struct hottier_map *m,
 	switch (it->how) {
 	case HOTTIER_RW_INDEX:
 		spin_lock_irqsave(&m->rlock, flags);
-		e = hbm_find(&m->extents, min_t(u64, it->next, ULONG_MAX));
+		e = hbm_find(&m->extents, min_t(u64, it->next >> m->rshift,
+						ULONG_MAX));
 		spin_unlock_irqrestore(&m->rlock, flags);
-		if (e == HOTTIER_HBM_NONE || e > it->last)
+		if (e == HOTTIER_HBM_NONE)
+			return false;
+		e = max_t(u64, (u64)e << m->rshift, it->next);
+		if (e > it->last)
 			return false;
 		break;
 	case HOTTIER_RW_EXTENTS:
@@ -487,6 +536,8 @@ void hottier_map_exit(struct hottier_map *m)
 	unsigned int i;
 
 	hbm_exit(&m->extents);
+	kvfree(m->rcount);
+	m->rcount = NULL;
 
 	for (i = 0; i < HOTTIER_MAP_LEVELS; i++)
 		hbm_exit(&m->level[i]);

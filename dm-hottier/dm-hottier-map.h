@@ -144,20 +144,31 @@ struct hottier_map {
 	u32 refresh_hand;	/* hottier_map_refresh(); its caller's */
 	atomic_t resident;
 	/*
-	 * The range index: a bit per HDD extent that has a slot (COPYING or
-	 * RESIDENT), when the HDD has at most HOTTIER_RANGE_BITS_PER_SLOT
-	 * extents a slot; else w[0] is NULL and ranges are walked.
+	 * The range index: a bit per group of 1 << rshift HDD extents that
+	 * has a slot (COPYING or RESIDENT). A group is one extent while the
+	 * HDD has at most HOTTIER_RANGE_BITS_PER_SLOT extents a slot; past
+	 * that, groups are as small as HOTTIER_RANGE_GROUPS_PER_SLOT a slot
+	 * allow, and rcount[] counts each group's slots. With no index
+	 * (w[0] NULL: more than 1 << HOTTIER_RANGE_SHIFT_MAX extents a
+	 * group) ranges are walked.
 	 */
-	spinlock_t rlock;	/* protects extents */
+	spinlock_t rlock;	/* protects extents, rcount */
 	struct hottier_hbm extents;
+	u16 *rcount;
+	unsigned int rshift;
 };
 
 #define HOTTIER_RANGE_BITS_PER_SLOT	64
+#define HOTTIER_RANGE_GROUPS_PER_SLOT	4
+#define HOTTIER_RANGE_SHIFT_MAX		15	/* a group's count fits a u16 */
 
 /*
  * The extents of a range that may have a slot, for range operations: with
- * the range index, exactly those that do (O(depth) each); without it, every
- * extent of the range, or the extent of every slot, whichever is fewer.
+ * the range index, the extents in the range of each group that has a slot
+ * (O(depth) each: exactly the extents with a slot when a group is one
+ * extent, else at most 1 << rshift for each group with a slot); without
+ * it, every extent of the range, or the extent of every slot, whichever
+ * is fewer.
  * The caller looks each up under its bucket lock.
  */
 enum hottier_range_walk {
