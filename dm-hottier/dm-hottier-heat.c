@@ -276,31 +276,33 @@ static struct hottier_seq_bucket *seq_bucket(struct hottier_seq *s, u64 sector)
 /*
  * Note a read of [sector, sector + nr_sectors); true if it continues a
  * stream that is now longer than cutoff_sectors (0: detection off).
+ * Called where bios are mapped, which may sleep (a member's submission
+ * waits for a tag), never from an interrupt: the bucket locks leave
+ * interrupts on.
  */
 bool hottier_seq_note(struct hottier_seq *s, u64 sector, u32 nr_sectors,
 		      u64 cutoff_sectors)
 {
 	struct hottier_seq_bucket *b;
-	unsigned long flags;
 	u64 run = 0;
 
 	if (!cutoff_sectors)
 		return false;
 
 	b = seq_bucket(s, sector);
-	spin_lock_irqsave(&b->lock, flags);
+	spin_lock(&b->lock);
 	if (b->next == sector) {
 		run = b->run;
 		b->next = U64_MAX;
 	}
-	spin_unlock_irqrestore(&b->lock, flags);
+	spin_unlock(&b->lock);
 
 	run += nr_sectors;
 	b = seq_bucket(s, sector + nr_sectors);
-	spin_lock_irqsave(&b->lock, flags);
+	spin_lock(&b->lock);
 	b->next = sector + nr_sectors;
 	b->run = run;
-	spin_unlock_irqrestore(&b->lock, flags);
+	spin_unlock(&b->lock);
 
 	return run > cutoff_sectors;
 }

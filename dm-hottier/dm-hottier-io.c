@@ -40,16 +40,17 @@ static void start_read(struct hottier *ht, struct hottier_io *io,
 		       enum hottier_route_dev dev, u64 now)
 {
 	struct hottier_lat *l = &ht->lat[dev];
+	unsigned long tick = jiffies;
 
 	io->dev = dev;
-	if (!hottier_lat_timed(atomic_read(&l->inflight),
-			       dev == HOTTIER_ROUTE_HDD &&
-			       READ_ONCE(ht->args.migration_budget_us),
-			       this_cpu_inc_return(ht->stats->read_tick))) {
+	if (!hottier_lat_timed(dev == HOTTIER_ROUTE_HDD &&
+			       READ_ONCE(ht->args.migration_budget_us), tick,
+			       this_cpu_read(ht->stats->lat_jiffies[dev]))) {
 		io->start_ns = 0;
 		hottier_lat_start_untimed(l);
 		return;
 	}
+	this_cpu_write(ht->stats->lat_jiffies[dev], tick);
 	io->start_ns = now ?: ktime_get_ns();
 	hottier_lat_start(l, io->start_ns);
 }

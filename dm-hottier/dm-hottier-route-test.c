@@ -370,27 +370,36 @@ static void qos_start_and_budget_zero(struct kunit *test)
 }
 
 /*
- * Which reads are timed: every read of an idle member, every one when
- * asked (the QoS), else one in HOTTIER_LAT_SAMPLE of a CPU's reads.
+ * Which reads are timed: every one when asked (the QoS), else a CPU's
+ * first of each tick, however many it sends in that tick.
  */
-static void lat_times_idle_reads_and_one_in_eight_of_busy(struct kunit *test)
+static void lat_times_the_first_read_of_each_tick(struct kunit *test)
 {
-	unsigned int timed = 0;
-	u32 tick;
+	unsigned long tick, last = 0;
+	unsigned int i, timed = 0;
 
-	for (tick = 1; tick <= 800; tick++) {
-		KUNIT_EXPECT_TRUE(test, hottier_lat_timed(0, false, tick));
-		KUNIT_EXPECT_TRUE(test, hottier_lat_timed(5, true, tick));
-		timed += hottier_lat_timed(5, false, tick);
+	for (tick = 1; tick <= 100; tick++) {
+		for (i = 0; i < 50; i++) {
+			KUNIT_EXPECT_TRUE(test, hottier_lat_timed(true, tick,
+								  last));
+			if (hottier_lat_timed(false, tick, last)) {
+				timed++;
+				last = tick;
+			}
+		}
 	}
-	KUNIT_EXPECT_EQ(test, timed, 800U / HOTTIER_LAT_SAMPLE);
-	/* The tick wraps without a gap or a burst. */
-	KUNIT_EXPECT_TRUE(test, hottier_lat_timed(1, false, 0));
-	KUNIT_EXPECT_FALSE(test, hottier_lat_timed(1, false, U32_MAX));
+	KUNIT_EXPECT_EQ(test, timed, 100U);
+	/* A reader slower than the tick: every read. */
+	for (tick = 200; tick < 300; tick += 3)
+		KUNIT_EXPECT_TRUE(test, hottier_lat_timed(false, tick, last));
+	/* The tick wraps without a gap. */
+	KUNIT_EXPECT_TRUE(test, hottier_lat_timed(false, 0, ULONG_MAX));
+	KUNIT_EXPECT_FALSE(test, hottier_lat_timed(false, ULONG_MAX,
+						   ULONG_MAX));
 }
 
 static struct kunit_case hottier_route_cases[] = {
-	KUNIT_CASE(lat_times_idle_reads_and_one_in_eight_of_busy),
+	KUNIT_CASE(lat_times_the_first_read_of_each_tick),
 	KUNIT_CASE(ewma_takes_the_first_sample_as_it_is),
 	KUNIT_CASE(ewma_moves_an_eighth_towards_each_sample),
 	KUNIT_CASE(ewma_converges_to_a_new_level),

@@ -32,14 +32,16 @@ static void lat_sample(struct hottier_lat *l, u64 sample_ns, bool stale)
 
 /* A read is sent to the member now. */
 /*
- * Whether to time a read: always for an idle member (nothing in flight: a
- * probe, or a lone reader whose every sample counts) or when @every (the
- * migration QoS watches each HDD read), else when the CPU's read @tick
- * comes round, one read in HOTTIER_LAT_SAMPLE.
+ * Whether to time a read that a CPU sends a member in tick @now_jiffies,
+ * when it last timed one of that member's in @last_jiffies: when @every
+ * (the migration QoS watches each HDD read), else the first of each tick.
+ * A reader slower than HZ a CPU, or a probe of a stale member, is timed
+ * every time; a busy one gives HZ samples a second a CPU, not one a read.
  */
-bool hottier_lat_timed(unsigned int inflight, bool every, u32 tick)
+bool hottier_lat_timed(bool every, unsigned long now_jiffies,
+		       unsigned long last_jiffies)
 {
-	return !inflight || every || !(tick % HOTTIER_LAT_SAMPLE);
+	return every || now_jiffies != last_jiffies;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_lat_timed);
 

@@ -7,9 +7,10 @@
  * (as the multipath selector dm-ps-historical-service-time keeps one of
  * service time), updated locklessly at end_io, with the number of reads in
  * flight beside it. The prediction is the estimate times the reads in
- * flight plus one. Every read is counted in flight; a busy member's are
- * timed one in HOTTIER_LAT_SAMPLE (hottier_lat_timed()): two clock reads
- * per I/O are the cost, and an average needs no more.
+ * flight plus one. Every read is counted in flight; a CPU times the first
+ * read it sends a member in each tick (hottier_lat_timed()): the two clock
+ * reads of a timed read are the cost, and an average needs no more than
+ * HZ samples a second.
  */
 #ifndef DM_HOTTIER_ROUTE_H
 #define DM_HOTTIER_ROUTE_H
@@ -30,8 +31,6 @@
 #define HOTTIER_STALE_SAMPLE_NS	(HOTTIER_STALE_NS / 2)
 /* last_sent_ns is kept to this grain, to spare its cache line. */
 #define HOTTIER_SENT_GRAIN_NS	NSEC_PER_MSEC
-/* A busy member's latency is timed on one read in this many (per CPU). */
-#define HOTTIER_LAT_SAMPLE	8
 /* The QoS keeps all but 1 in this many foreground HDD reads in budget. */
 #define HOTTIER_QOS_TAIL	100
 /* After a cut, copies wait at most this many QoS periods to grow again. */
@@ -59,10 +58,12 @@ enum hottier_routing {
 enum hottier_route_dev {
 	HOTTIER_ROUTE_SSD,
 	HOTTIER_ROUTE_HDD,
+	HOTTIER_ROUTE_NR,
 };
 
 u64 hottier_ewma_next(u64 ewma, u64 sample);
-bool hottier_lat_timed(unsigned int inflight, bool every, u32 tick);
+bool hottier_lat_timed(bool every, unsigned long now_jiffies,
+		       unsigned long last_jiffies);
 void hottier_lat_start(struct hottier_lat *l, u64 now_ns);
 void hottier_lat_done(struct hottier_lat *l, u64 start_ns, u64 now_ns,
 		      bool ok);

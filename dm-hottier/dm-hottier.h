@@ -117,7 +117,8 @@ struct hottier_migration {
 /* Status counters, per CPU: summed when read. */
 struct hottier_stats {
 	u64 v[HOTTIER_NR_STATS];
-	u32 read_tick;		/* reads sent: which are timed (route.h) */
+	/* The tick of the last read timed, per member (route.h) */
+	unsigned long lat_jiffies[HOTTIER_ROUTE_NR];
 };
 
 /* Per-bio state (ti->per_io_data_size). */
