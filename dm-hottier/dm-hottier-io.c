@@ -16,23 +16,31 @@ static void raise_event(struct work_struct *ws)
 }
 
 /*
- * An SSD read, write or copy failed. At ssd_error_threshold errors the
- * device degrades, once: replicas unused, no promotions, a dm event.
+ * The device degrades, once, until ssd_reset: replicas unused, no
+ * promotions, a dm event, and the witness (the invalidation worker kills
+ * the SSD's map, so no record checks out after this). True if it was not
+ * degraded before.
  */
+bool hottier_enter_degraded(struct hottier *ht)
+{
+	if (test_and_set_bit(HOTTIER_DEGRADED, &ht->mode))
+		return false;
+	if (READ_ONCE(ht->records_live))
+		queue_work(ht->wq, &ht->inval_work);
+	queue_work(ht->wq, &ht->event_work);
+	return true;
+}
+
+/* An SSD read, write or copy failed: at ssd_error_threshold, degrade. */
 void hottier_ssd_error(struct hottier *ht)
 {
 	stat_add(ht, HOTTIER_STAT_SSD_ERRORS, 1);
 	if (atomic_inc_return(&ht->ssd_errors) <
 	    READ_ONCE(ht->args.ssd_error_threshold))
 		return;
-	if (test_and_set_bit(HOTTIER_DEGRADED, &ht->mode))
-		return;
-	/* The witness: no record checks out after this. */
-	if (READ_ONCE(ht->records_live))
-		queue_work(ht->wq, &ht->inval_work);
-	DMERR("%s: %d SSD errors: degraded, the SSD is not used until ssd_reset",
-	      ht_name(ht), atomic_read(&ht->ssd_errors));
-	queue_work(ht->wq, &ht->event_work);
+	if (hottier_enter_degraded(ht))
+		DMERR("%s: %d SSD errors: degraded, the SSD is not used until ssd_reset",
+		      ht_name(ht), atomic_read(&ht->ssd_errors));
 }
 
 /* @now: the time if the caller read the clock already, else 0. */

@@ -756,9 +756,11 @@ static int kill_records(struct hottier *ht)
 			DMERR("%s: cannot invalidate the SSD's map (error %d): writes refused",
 			      ht_name(ht), r);
 		WRITE_ONCE(ht->records_stuck, true);
-		/* Stop using the SSD: nothing else may be written to it. */
-		if (!test_and_set_bit(HOTTIER_DEGRADED, &ht->mode))
-			queue_work(ht->wq, &ht->event_work);
+		/*
+		 * Stop using the SSD: nothing else may be written to it. If
+		 * it was not degraded yet, the witness is tried once more.
+		 */
+		hottier_enter_degraded(ht);
 		return r;
 	}
 	WRITE_ONCE(ht->records_live, false);

@@ -373,6 +373,7 @@ static inline bool hottier_recorded(struct hottier *ht,
 void hottier_io_init(struct hottier *ht);
 int hottier_map(struct dm_target *ti, struct bio *bio);
 int hottier_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
+bool hottier_enter_degraded(struct hottier *ht);
 void hottier_ssd_error(struct hottier *ht);
 void hottier_io_invalidated(struct hottier *ht, struct bio_list *bios,
 			    blk_status_t status);
