@@ -362,6 +362,97 @@ def test_an_ssd_failing_writes_leaves_no_stale_replica(hottier_module):
               f"{c['map_loaded']} replicas kept of {during['slots_used']}")
 
 
+# The drop_writes measurement: seconds of drops in each round, and the
+# samples map_verify compares.
+DROP_SECONDS = (2, 4, 6)
+DROP_VERIFY = (1, 4, 32)
+
+
+def drop_round(rng, seconds):
+    """One round of test_an_ssd_dropping_writes_is_caught_by_map_verify_
+    only_by_chance(): the replicas restored that differ from the HDD
+    (a full scrub, over a copy of the SSD), and for each sample size
+    whether map_verify caught them (over a copy each: a catch drops
+    every replica)."""
+    model = Model()
+    with devices.hdd(unique("hdd"), HDD_MB, latency_ms=1.0) as h, \
+            devices.ssd(unique("ssd"), SSD_MB) as s, \
+            devices.fast(unique("sc"), SSD_MB) as sc, \
+            devices.linear(unique("fl"), s.path) as fl:
+        fill(h.path)
+        opts = ("hdd_id", HDD_ID)
+        with devices.DmDevice(unique("ht"),
+                              hottier_table(h.path, fl.path, EXTENT,
+                                            opts=opts)) as d, \
+                Load(d.path, model, write_share=0.05) as load:
+            time.sleep(WARM_S / 2 + rng.random() * 5)
+            # The SSD acknowledges and drops every write, one second in
+            # two: write-throughs, copies and records alike.
+            fl.reload(devices.flakey_table(s.path, 1, 1, "drop_writes"))
+            time.sleep(seconds)
+            fl.reload(f"0 {devices.sectors(s.path)} linear {s.path} 0")
+            load.stop.set()
+            for t in load.threads:
+                t.join()
+            # Live reads of dropped replicas were stale: by design.
+            live_stale = len(load.errors)
+        quiet = ("routing", "ssd", "promote_threshold", "1000000")
+        # The truth: every restored replica compared with the HDD.
+        copy(s.path, sc.path)
+        with devices.DmDevice(unique("all"), hottier_table(
+                h.path, sc.path, EXTENT, opts=(*opts, *quiet))) as d:
+            restored = info(d)["map_loaded"]
+            st = scrub(d)
+            assert st["scrub"] == "done", st
+            stale = st["scrub_mismatches"]
+        caught = {}
+        for n in DROP_VERIFY:
+            copy(s.path, sc.path)
+            with devices.DmDevice(unique("vf"), hottier_table(
+                    h.path, sc.path, EXTENT,
+                    opts=(*opts, *quiet, "map_verify", str(n)))) as d:
+                c = info(d)
+                caught[n] = c["map_dropped"] > 0 and c["slots_used"] == 0
+                if caught[n]:
+                    # Cold, and what it reads is the HDD's.
+                    bad = check_blocks(d.path, h.path, model,
+                                       list(model.done),
+                                       [len(ops) for ops in model.ops])
+                    assert not bad, bad[:5]
+    print(f"drop_writes for {seconds} s: {restored} replicas restored, "
+          f"{stale} stale; caught by map_verify "
+          f"{[n for n in DROP_VERIFY if caught[n]]} of {DROP_VERIFY}; "
+          f"{live_stale} stale live reads")
+    return {"drop_seconds": seconds, "restored": restored, "stale": stale,
+            "caught": caught, "live_stale_reads": live_stale}
+
+
+def test_an_ssd_dropping_writes_is_caught_by_map_verify_only_by_chance(
+        hottier_module):
+    """dm-flakey drop_writes under the SSD, one second in two, while the
+    load runs: an SSD that acknowledges writes it never makes. No
+    metadata scheme sees that (Documentation/hottier.rst, what a crash
+    keeps): replicas go stale, live and after a clean remove. The
+    activation check is the only defence: for each round (DROP_SECONDS)
+    the stale replicas restored and whether map_verify with each sample
+    of DROP_VERIFY caught them are measured and saved. Asserted: drops
+    left stale replicas (else nothing was measured), the check drops
+    nothing in a round without them, and a device whose check caught
+    them reads the HDD's data."""
+    rng = random.Random(SEED + 1)
+    rounds = [drop_round(rng, t) for t in DROP_SECONDS]
+    hotio.save("drop_writes", {"map_verify": DROP_VERIFY,
+                               "rounds": rounds})
+    for n in DROP_VERIFY:
+        hit = sum(r["caught"][n] for r in rounds if r["stale"])
+        print(f"map_verify {n}: caught {hit} of "
+              f"{sum(1 for r in rounds if r['stale'])} rounds with stale "
+              f"replicas")
+    assert any(r["stale"] for r in rounds), rounds
+    for r in rounds:
+        assert r["stale"] or not any(r["caught"].values()), r
+
+
 # dm-log-writes under each member: what a power cut keeps (see
 # tests/lib/replaylog.py), at paired marks.
 MARKS = int(os.environ.get("HOTTIER_LOGWRITES_MARKS", "10"))
