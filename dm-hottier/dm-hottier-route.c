@@ -30,7 +30,6 @@ static void lat_sample(struct hottier_lat *l, u64 sample_ns, bool stale)
 		;
 }
 
-/* A read is sent to the member now. */
 /*
  * Whether to time a read that a CPU sends a member in tick @now_jiffies,
  * when it last timed one of that member's in @last_jiffies: when @every
@@ -45,6 +44,7 @@ bool hottier_lat_timed(bool every, unsigned long now_jiffies,
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_lat_timed);
 
+/* A timed read is sent to the member now. */
 void hottier_lat_start(struct hottier_lat *l, u64 now_ns)
 {
 	if (now_ns - atomic64_read(&l->last_sent_ns) >= HOTTIER_SENT_GRAIN_NS)

@@ -112,6 +112,10 @@ class Load:
         return self
 
     def __exit__(self, *exc):
+        self.halt()
+
+    def halt(self):
+        """Stop the threads and wait for them; once they stopped, a no-op."""
         self.stop.set()
         for t in self.threads:
             t.join()
@@ -346,9 +350,7 @@ def test_an_ssd_failing_writes_leaves_no_stale_replica(hottier_module):
             # it is refused.
             fl.reload(devices.flakey_table(s.path, 1, 1, "error_writes"))
             time.sleep(WARM_S)
-            load.stop.set()
-            for t in load.threads:
-                t.join()
+            load.halt()
             load.check()
             during = info(d)
         assert during["ssd_errors"] > 0, during
@@ -390,10 +392,8 @@ def drop_round(rng, seconds):
             # two: write-throughs, copies and records alike.
             fl.reload(devices.flakey_table(s.path, 1, 1, "drop_writes"))
             time.sleep(seconds)
-            fl.reload(f"0 {devices.sectors(s.path)} linear {s.path} 0")
-            load.stop.set()
-            for t in load.threads:
-                t.join()
+            fl.reload(devices.linear_table(s.path))
+            load.halt()
             # Live reads of dropped replicas were stale: by design.
             live_stale = len(load.errors)
         quiet = ("routing", "ssd", "promote_threshold", "1000000")
@@ -511,9 +511,7 @@ def test_power_cuts_replayed_from_dm_log_writes(hottier_module, policy):
                     for dev in (hl, sl):
                         dev.message("mark", f"m{n}")
                         dev.resume()
-                load.stop.set()
-                for t in load.threads:
-                    t.join()
+                load.halt()
                 load.check()
                 end = info(d)
         hlr, slr = replaylog.Log(hlog.path), replaylog.Log(slog.path)

@@ -71,10 +71,6 @@ def table(hdd, ssd, *opts):
         "ssd_error_threshold", str(THRESHOLD), *opts))
 
 
-def linear_table(dev):
-    return f"0 {devices.sectors(dev)} linear {dev} 0"
-
-
 class Fault:
     """A fault under the SSD: inject() while fio runs, heal() after."""
 
@@ -102,7 +98,7 @@ class Fault:
         if self.kind == "badblocks":
             self.raw.clear_badblocks(0, self.n - 1)
         else:
-            self.member.reload(linear_table(self.raw.path))
+            self.member.reload(devices.linear_table(self.raw.path))
 
 
 @pytest.mark.parametrize("kind", ["flakey_down", "flakey_error_writes",

@@ -212,8 +212,13 @@ class DmDevice:
         self.remove()
 
 
+def linear_table(dev):
+    """dm-linear over the whole of dev."""
+    return f"0 {sectors(dev)} linear {dev} 0"
+
+
 def linear(name, dev):
-    return DmDevice(name, f"0 {sectors(dev)} linear {dev} 0")
+    return DmDevice(name, linear_table(dev))
 
 
 def delay(name, dev, read_ms, write_ms=None):
