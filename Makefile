@@ -7,7 +7,8 @@
 #   make install-userspace   hottierctl, its man page, udev rule and systemd
 #                     unit under PREFIX (default /usr/local); DESTDIR stages
 #   make check        everything CI runs; ends with "N passed, N failed"
-#   make demo         boot a guest, create a hottier device, run fio
+#   make demo         the same zipf workload on a bare emulated HDD and on
+#                     hottier in a guest: hit ratio, speed-up, a plot
 #   make bench        overhead against dm-linear, hit ratio against dm-cache
 #   make soak         the integrity race test for SOAK_SECONDS (default 600),
 #                     then a 4 TiB SSD (64M slots) loaded in a 10 GiB guest

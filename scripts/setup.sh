@@ -8,7 +8,8 @@ DEB_PKGS=(
 	qemu-system-x86 dmsetup lvm2 mdadm fio blktrace
 	e2fsprogs xfsprogs btrfs-progs sparse kmod dkms
 	build-essential bc bison flex libelf-dev libssl-dev xz-utils
-	python3 python3-pip python3-pytest udev systemd busybox-static
+	python3 python3-pip python3-pytest python3-matplotlib udev systemd
+	busybox-static
 )
 PIP_PKGS=(virtme-ng pytest)
 
