@@ -5,7 +5,8 @@ import json
 import sys
 import time
 
-from . import HottierError, __version__, create, fiemap, queues, report, tab
+from . import (HottierError, __version__, create, fiemap, queues, report,
+               tab, trace)
 from .table import (DEFAULT_EXTENT, FIELDS, SECTOR, TABLE_ONLY,
                     parse_assignments, parse_extent)
 from .system import System
@@ -223,6 +224,21 @@ def cmd_heat(system, args, out):
          report.heat_lines(args.name, extent, bands, top))
 
 
+def positive_seconds(text):
+    """SECONDS of a trace: a number above 0, at most a day."""
+    value = float(text)
+    if not 0 < value <= trace.SECONDS_MAX:     # also refuses nan
+        raise ValueError(text)
+    return value
+
+
+def cmd_trace(system, args, out):
+    device = system.device(args.name)
+    rec = trace.trace(system, device, args.seconds, outdir=args.output,
+                      svg=args.svg)
+    emit(out, rec, args.json, trace.trace_lines(rec))
+
+
 def cmd_activate(system, args, out):
     entries = tab.load(args.tab)
     unknown = [n for n in args.names if n not in {e.name for e in entries}]
@@ -314,6 +330,22 @@ def parser():
     p.add_argument("--top", metavar="N", default=10,
                    type=arg_type(bounded(1, TOP_MAX), f"1 to {TOP_MAX}"),
                    help="how many extents to list (default 10)")
+
+    p = add_command(subs, "trace", cmd_trace,
+                    "blktrace the device and both members for a while: "
+                    "reads and writes of each, Q2C latency, the SSD's "
+                    "share of the reads, the target's own copies",
+                    json_output=True)
+    p.add_argument("seconds", metavar="SECONDS",
+                   type=arg_type(positive_seconds,
+                                 "a positive number of seconds"),
+                   help="how long to trace (up to a day)")
+    p.add_argument("--output", metavar="DIR",
+                   help="keep the raw traces (<dev>.blktrace.<cpu>) and "
+                        "blkparse's text in DIR (default: a temporary "
+                        "directory, removed)")
+    p.add_argument("--svg", metavar="FILE",
+                   help="draw iowatcher's graph of the three traces")
 
     p = add_command(subs, "activate", cmd_activate,
                     "create the devices listed in hottiertab whose "
