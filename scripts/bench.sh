@@ -12,7 +12,11 @@
 #   3. routing and migration QoS: tests/guest/test_routing.py with longer
 #      runs (ROUTING_SECONDS per run, default 20): the saturated-SSD
 #      throughput ratio and the foreground p99 during a promotion burst,
-#      in results/bench/routing/*.json.
+#      in results/bench/routing/*.json;
+#   4. the report: results/bench/report.md with PNG plots (hit ratio over
+#      time against the oracle, latency CDF, IOPS and overhead ratios) and
+#      report.json, over whatever results/bench/ holds
+#      (tests/bench/bench_report.py).
 # Results: results/bench/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +40,11 @@ HOTTIER_ROUTING_SECONDS=$secs \
 	scripts/vm-run.sh --kver "$kver" --results "$out/bench/routing" \
 	--memory 6G --timeout $((secs * 40 + 900)) -- \
 	scripts/guest-suite.sh tests/guest/test_routing.py
+rc=0
 if [ -x scripts/bench-zipf.sh ]; then
-	HOTTIER_RESULTS=$out scripts/bench-zipf.sh
+	# Its zipf.json is written even when it reports problems: report them.
+	HOTTIER_RESULTS=$out scripts/bench-zipf.sh || rc=$?
 fi
+# Debian's python3, which python3-matplotlib is installed for.
+MPLBACKEND=Agg /usr/bin/python3 tests/bench/bench_report.py "$out/bench"
+exit "$rc"

@@ -1,0 +1,638 @@
+"""make bench's report: report.md, its plots and report.json, over whatever
+results the benchmarks left in one directory (scripts/bench.sh runs it last,
+on results/bench/).
+
+  bench_report.py [BENCH_DIR] [--out DIR]
+
+Reads, each where present (any may be absent):
+
+  zipf-<extent>/zipf.json       tests/bench/zipf.py: per system (dm-hottier,
+                                dm-cache smq, ...) fio's IOPS and p99, the
+                                hit ratio sampled every second, the final hit
+                                ratio, warm-up, and the oracle per unit size;
+  zipf-<extent>/fio-<name>.json fio's own JSON of each system's run: the
+                                read completion latency (clat) percentiles,
+                                for the latency CDF;
+  zipf-<extent>/host-load.txt   the host's load around the guest run;
+  overhead*/overhead.json       tests/lib/overhead.py: IOPS against
+                                dm-linear and md RAID1, and their ratios
+                                (the kernel from kernel.log beside it).
+
+Writes into BENCH_DIR (or --out):
+
+  report.md      a header (date, kernel, parameters), the table workload x
+                 system (IOPS, p99, mean and final hit ratio, oracle,
+                 final/oracle, warm-up), the overhead table, and the plots as
+                 image links relative to it;
+  report.json    the same figures, and the series the plots draw;
+  report-*.png   hit ratio over time and latency CDF per zipf workload, IOPS
+                 per system with the overhead ratios (matplotlib, Agg
+                 backend; without matplotlib, report.md says the plots were
+                 skipped and why).
+
+Every figure comes from those files. Python standard library; matplotlib
+for the plots only.
+"""
+
+import argparse
+import datetime
+import glob
+import json
+import os
+import re
+import sys
+
+PNG_PREFIX = "report-"
+
+
+# --- reading and arithmetic (tests/host/test_bench_report.py) -------------
+
+def hit_ratio(hits, misses):
+    """hits / (hits + misses); None when nothing was read."""
+    return hits / (hits + misses) if hits + misses else None
+
+
+def over(a, b):
+    """a / b; None without both."""
+    return a / b if a is not None and b else None
+
+
+def per_sample_hit_ratio(samples):
+    """The hit ratio between each pair of consecutive status samples (as
+    zipf.py aligns them: counters and times from fio's first read), as
+    [end time, ratio]; ratio None where nothing was read."""
+    return [[b["t"], hit_ratio(b["read_hits"] - a["read_hits"],
+                               b["read_misses"] - a["read_misses"])]
+            for a, b in zip(samples, samples[1:])]
+
+
+def bin_spans(samples, bins):
+    """zipf.py's bins (hit ratio and IOPS per 10 s) as [start, end, hit
+    ratio, IOPS]: each bin starts where the previous one ended, the first
+    at the first sample."""
+    out, start = [], samples[0]["t"] if samples else 0.0
+    for b in bins:
+        out.append([start, b["t_end"], b["hit_ratio"], b["iops"]])
+        start = b["t_end"]
+    return out
+
+
+def latency_cdf(fio):
+    """fio's read completion latency (clat) of its first job: the
+    percentiles fio reports, as [latency ms, percent of reads at or below
+    it] sorted by percent, with the min, max, mean and count; None when
+    the JSON has no clat percentiles."""
+    clat = fio["jobs"][0]["read"].get("clat_ns") or {}
+    pct = clat.get("percentile")
+    if not pct:
+        return None
+    points = sorted([float(p), ns / 1e6] for p, ns in pct.items())
+    return {"points": [[ms, p] for p, ms in points],
+            "min_ms": clat["min"] / 1e6, "max_ms": clat["max"] / 1e6,
+            "mean_ms": clat["mean"] / 1e6, "reads": clat["N"],
+            "p50_ms": ms_or_none(pct.get("50.000000")),
+            "p99_ms": ms_or_none(pct.get("99.000000"))}
+
+
+def ms_or_none(ns):
+    return None if ns is None else ns / 1e6
+
+
+def system_row(run):
+    """One row of the table from one run of zipf.json: figures as zipf.py
+    computed them, and final / oracle (the oracle at the run's unit)."""
+    o = run["oracle_at_unit"]
+    return {"label": run["label"], "unit": unit_name(run["unit_sectors"]),
+            "iops": run["iops"], "p99_ms": run["clat_p99_ms"],
+            "clat_mean_ms": run["clat_mean_ms"], "reads": run["fio_ios"],
+            "mean_hit_ratio": run["overall_hit_ratio"],
+            "final_hit_ratio": run["final_hit_ratio"],
+            "final_window_s": run["final_window_s"],
+            "oracle": o["oracle"], "oracle_cold": o["oracle_cold"],
+            "final_over_oracle": over(run["final_hit_ratio"], o["oracle"]),
+            "warmup_s": run["warmup_s"], "warmup_reads": run["warmup_reads"],
+            "ssd_full_s": run.get("ssd_full_s")}
+
+
+def unit_name(sectors):
+    nbytes = sectors * 512
+    return (f"{nbytes >> 20}MiB" if nbytes >= 1 << 20
+            else f"{nbytes >> 10}KiB")
+
+
+def fio_args(params):
+    """params["fio"] ("--key=value" and "--flag") as a dict."""
+    out = {}
+    for a in params.get("fio", []):
+        k, _, v = a.lstrip("-").partition("=")
+        out[k] = v or True
+    return out
+
+
+def modified(path):
+    t = datetime.datetime.fromtimestamp(os.path.getmtime(path),
+                                        datetime.timezone.utc)
+    return t.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def kernel_of_log(path):
+    """The release in a guest's kernel.log ("Linux version <release> ...");
+    None without one."""
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                m = re.search(r"Linux version (\S+)", line)
+                if m:
+                    return m.group(1)
+    except OSError:
+        pass
+    return None
+
+
+def load_zipf(bench_dir, rel):
+    """One zipf workload (rel: "zipf-<extent>/zipf.json") with its fio
+    JSON files."""
+    d = os.path.dirname(os.path.join(bench_dir, rel))
+    z = read_json(os.path.join(bench_dir, rel))
+    w = {"name": os.path.basename(d), "source": rel,
+         "modified": modified(os.path.join(bench_dir, rel)),
+         "params": z["params"], "definitions": z.get("definitions", {}),
+         "problems": z.get("problems", []),
+         "aliases": z.get("aliases", {}), "systems": []}
+    try:
+        with open(os.path.join(d, "host-load.txt")) as f:
+            w["host_load"] = f.read().splitlines()
+    except OSError:
+        w["host_load"] = []
+    for name, run in z["runs"].items():
+        s = {"name": name, **system_row(run),
+             "hit_ratio_per_sample": per_sample_hit_ratio(run["samples"]),
+             "bins": bin_spans(run["samples"], run.get("bins", [])),
+             "run_end_s": (min(run["samples"][-1]["t"],
+                               z["params"]["seconds"])
+                           if run["samples"] else None),
+             "latency": None, "latency_source": None}
+        frel = os.path.join(w["name"], f"fio-{name}.json")
+        fpath = os.path.join(bench_dir, frel)
+        if os.path.exists(fpath):
+            try:
+                s["latency"] = latency_cdf(read_json(fpath))
+                s["latency_source"] = frel
+            except (ValueError, KeyError, IndexError, TypeError) as e:
+                s["latency_error"] = f"{frel}: {e!r}"
+        w["systems"].append(s)
+    return w
+
+
+# overhead.py's jobs: one psync job at iodepth 1 (measure()), and 2 libaio
+# jobs at iodepth 32 in paired rounds (measure_parallel()).
+DEPTH1 = "1 job, iodepth 1"
+PARALLEL = "2 jobs x iodepth 32"
+
+
+def overhead_rows(o):
+    """The rows of one overhead.json: test, I/O, base, IOPS of the base
+    and of dm-hottier, the ratio (the median of the rounds' ratios for the
+    paired tests), and the rounds' range."""
+    rows = []
+    for test, r in o.get("jobs", {}).items():
+        rows.append({"test": test, "io": DEPTH1, "base": "dm-linear",
+                     "base_iops": r["linear_iops"],
+                     "hottier_iops": r["hottier_iops"], "ratio": r["ratio"],
+                     "rounds": 1, "ratio_min": None, "ratio_max": None})
+    for test, r in o.get("parallel", {}).items():
+        ratios = r.get("ratios", [])
+        rows.append({"test": test, "io": PARALLEL, "base": r["base"],
+                     "base_iops": r["base_iops"],
+                     "hottier_iops": r["hottier_iops"], "ratio": r["ratio"],
+                     "rounds": len(ratios),
+                     "ratio_min": min(ratios) if ratios else None,
+                     "ratio_max": max(ratios) if ratios else None})
+    return rows
+
+
+def load_overhead(bench_dir, rel):
+    path = os.path.join(bench_dir, rel)
+    o = read_json(path)
+    return {"name": os.path.dirname(rel), "source": rel,
+            "modified": modified(path),
+            "kernel": kernel_of_log(os.path.join(os.path.dirname(path),
+                                                 "kernel.log")),
+            "seconds": o.get("seconds"), "rows": overhead_rows(o)}
+
+
+def extent_key(rel):
+    m = re.search(r"zipf-(\d+)", rel)
+    return (int(m.group(1)) if m else 0, rel)
+
+
+def collect(bench_dir):
+    """Everything the report shows, from the files found in bench_dir."""
+    rep = {"bench_dir": os.path.abspath(bench_dir),
+           "generated": datetime.datetime.now(datetime.timezone.utc)
+           .strftime("%Y-%m-%d %H:%M UTC"),
+           "zipf": [], "overhead": [], "unreadable": []}
+    zipfs = sorted((os.path.relpath(p, bench_dir) for p in
+                    glob.glob(os.path.join(bench_dir, "zipf-*", "zipf.json"))),
+                   key=extent_key)
+    for rel in zipfs:
+        try:
+            rep["zipf"].append(load_zipf(bench_dir, rel))
+        except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+            rep["unreadable"].append(f"{rel}: {e!r}")
+    for p in sorted(glob.glob(os.path.join(bench_dir, "overhead*",
+                                           "overhead.json"))):
+        rel = os.path.relpath(p, bench_dir)
+        try:
+            rep["overhead"].append(load_overhead(bench_dir, rel))
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            rep["unreadable"].append(f"{rel}: {e!r}")
+    return rep
+
+
+# --- text ------------------------------------------------------------------
+
+def pct(x):
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def num(x, fmt=".0f"):
+    return "-" if x is None else format(x, fmt)
+
+
+def warmup(s):
+    if s["warmup_s"] is None:
+        return "-"
+    reads = (f" ({s['warmup_reads']} reads)"
+             if s["warmup_reads"] is not None else "")
+    return f"{s['warmup_s']:.0f} s{reads}"
+
+
+def table(header, rows, text_columns):
+    """A markdown table; the first text_columns columns left-aligned, the
+    rest (figures) right-aligned."""
+    out = ["| " + " | ".join(header) + " |",
+           "|" + "|".join("---" if i < text_columns else "---:"
+                          for i in range(len(header))) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
+
+
+def zipf_table_rows(rep):
+    rows = []
+    for w in rep["zipf"]:
+        for s in w["systems"]:
+            rows.append([w["name"], s["label"], s["unit"], num(s["iops"]),
+                         num(s["p99_ms"], ".1f"),
+                         pct(s["mean_hit_ratio"]), pct(s["final_hit_ratio"]),
+                         pct(s["oracle"]), num(s["final_over_oracle"], ".3f"),
+                         warmup(s)])
+    return rows
+
+
+def overhead_table_rows(rep):
+    rows = []
+    for o in rep["overhead"]:
+        for r in o["rows"]:
+            rounds = ("1 run" if r["ratio_min"] is None else
+                      f"{r['rounds']}: {r['ratio_min']:.3f} - "
+                      f"{r['ratio_max']:.3f}")
+            rows.append([f"{o['name']}/", r["test"], r["io"], r["base"],
+                         num(r["base_iops"]), num(r["hottier_iops"]),
+                         f"{r['ratio']:.3f}", rounds])
+    return rows
+
+
+def workload_line(w):
+    p = w["params"]
+    hargs = p.get("hottier_args") or "none (defaults)"
+    fio = (f"`{' '.join(p['fio'])}`" if p.get("fio")
+           else "(arguments not recorded)")
+    line = (f"- `{w['source']}` (written {w['modified']}): kernel "
+            f"{p.get('kernel', '-')}; fio {fio} on "
+            f"each system, {p['seconds']} s; HDD {p['hdd_mb']} MiB "
+            f"({num(p.get('hdd_latency_ms'), 'g')} ms a read), SSD "
+            f"{p['ssd_usable_mb']} MiB usable "
+            f"({num(p.get('ssd_latency_us'), 'g')} us a read), extent "
+            f"{p['extent_sectors']} sectors ({unit_name(p['extent_sectors'])})"
+            f" = {p.get('slots', '-')} slots; hottier table arguments: "
+            f"{hargs}.")
+    if w["host_load"]:
+        line += " Host load average (1, 5, 15 min) " + ", ".join(
+            host_load(h) for h in w["host_load"]) + "."
+    return line
+
+
+def host_load(line):
+    """ "host load before: 3.40 4.35 5.43 4/94 4085" (bench-zipf.sh, from
+    /proc/loadavg) as "before 3.40 4.35 5.43"."""
+    when, _, load = line.replace("host load ", "").partition(":")
+    return f"{when} {' '.join(load.split()[:3])}"
+
+
+def overhead_line(o):
+    rounds = sorted({r["rounds"] for r in o["rows"] if r["io"] == PARALLEL})
+    return (f"- `{o['source']}` (written {o['modified']}): kernel "
+            f"{o['kernel'] or 'not recorded'}; {o['seconds']} s a fio run"
+            + (f", {'/'.join(map(str, rounds))} paired rounds"
+               if rounds else "") + ".")
+
+
+def markdown(rep, plots, skipped, where="this directory"):
+    """report.md's text; plots: {"kind": [png file name, ...]} (beside
+    report.md); where: the results' directory, as seen from report.md."""
+    out = ["# dm-hottier benchmark report", "",
+           f"Generated {rep['generated']} by `tests/bench/bench_report.py` "
+           f"from the results in {where}; every figure is read from the "
+           "files named below.", ""]
+    if not rep["zipf"] and not rep["overhead"]:
+        out += ["No results found (no `zipf-*/zipf.json`, no "
+                "`overhead*/overhead.json`).", ""]
+    sources = [workload_line(w) for w in rep["zipf"]]
+    sources += [overhead_line(o) for o in rep["overhead"]]
+    sources += [f"- unreadable, left out: {u}" for u in rep["unreadable"]]
+    if sources:
+        out += sources + [""]
+    if skipped:
+        out += [f"Plots skipped: {skipped}.", ""]
+
+    if rep["zipf"]:
+        out += ["## Hit ratio, IOPS and latency on the zipf workload", ""]
+        out += table(["workload", "system", "unit", "IOPS", "p99 ms",
+                      "mean hit ratio", "final hit ratio", "oracle",
+                      "final / oracle", "warm-up"], zipf_table_rows(rep), 3)
+        out.append("")
+        w0 = rep["zipf"][0]
+        d = w0["definitions"]
+        fw = sorted({s["final_window_s"] for w in rep["zipf"]
+                     for s in w["systems"]})
+        out += [f"IOPS, p99: fio's, over the whole run (read completion "
+                "latency). Mean hit ratio: read hits / reads over the whole "
+                "run. Final hit ratio: over the last "
+                f"{'/'.join(f'{x:g}' for x in fw)} s. Oracle: "
+                f"{d.get('oracle', 'the best static placement')}, at the "
+                "run's unit. Warm-up: "
+                f"{d.get('warmup_s', 'see zipf.json definitions')} (reads: "
+                "fio's reads by then).", ""]
+        for w in rep["zipf"]:
+            for a, src in w["aliases"].items():
+                out += [f"{w['name']}: `{a}` is the same run as `{src}` "
+                        "(zipf.py runs one dm-cache at 64 KiB when that is "
+                        "the extent) and is not repeated.", ""]
+            for p in w["problems"]:
+                out += [f"**{w['name']} problem:** {p}", ""]
+            for s in w["systems"]:
+                if not s["latency"]:
+                    why = s.get("latency_error") or (
+                        f"no clat percentiles in `{s['latency_source']}`"
+                        if s["latency_source"] else
+                        f"no `{w['name']}/fio-{s['name']}.json`")
+                    out += [f"{w['name']}: no latency CDF for {s['label']}: "
+                            f"{why}.", ""]
+        for png in plots.get("hit_ratio", []):
+            out += [f"![hit ratio over time]({png})", ""]
+        for png in plots.get("latency", []):
+            out += [f"![read latency CDF]({png})", ""]
+    if rep["overhead"]:
+        out += ["## Overhead against dm-linear and md RAID1", ""]
+        out += table(["result", "test", "I/O", "base", "base IOPS",
+                      "dm-hottier IOPS", "ratio", "rounds: ratio range"],
+                     overhead_table_rows(rep), 4)
+        out += ["", "Zero-latency memory-backed devices "
+                "(tests/lib/overhead.py). Ratio: dm-hottier IOPS / base "
+                f"IOPS; for the {PARALLEL} tests, the median of the paired "
+                "rounds' ratios (the IOPS columns are each side's median, "
+                "so their quotient can differ).", ""]
+    for png in plots.get("iops", []):
+        out += ["## IOPS", "", f"![IOPS per system]({png})", ""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+# --- plots -----------------------------------------------------------------
+
+COLORS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"]
+DASHES = [(0, (6, 3)), (0, (2, 2)), (0, (6, 2, 2, 2))]
+
+
+def workload_title(w):
+    p, f = w["params"], fio_args(w["params"])
+    return (f"fio {f.get('rw', '?')} {f.get('bs', '?')}, "
+            f"{f.get('random_distribution', '?')}, iodepth "
+            f"{f.get('iodepth', '?')}, {p['seconds']} s per system\n"
+            f"SSD {p['ssd_usable_mb']} MiB usable, HDD {p['hdd_mb']} MiB, "
+            f"{unit_name(p['extent_sectors'])} extents")
+
+
+def plot_hit_ratio(plt, w, path):
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    ends = [s["run_end_s"] for s in w["systems"] if s["run_end_s"]]
+    fws = [s["final_window_s"] for s in w["systems"]]
+    if ends and fws:
+        ax.axvspan(min(ends) - max(fws), max(ends), color="0.9",
+                   label=f"final window (last {max(fws):g} s)")
+    for i, s in enumerate(w["systems"]):
+        c = COLORS[i % len(COLORS)]
+        xs = [t for t, r in s["hit_ratio_per_sample"] if r is not None]
+        ys = [100 * r for _, r in s["hit_ratio_per_sample"] if r is not None]
+        ax.plot(xs, ys, color=c, alpha=0.3, linewidth=0.8)
+        bx, by = [], []
+        for a, b, r, _ in s["bins"]:
+            if r is not None:
+                bx += [a, b]
+                by += [100 * r] * 2
+        ax.plot(bx, by, color=c, linewidth=2,
+                label=f"{s['label']}: final {pct(s['final_hit_ratio'])}")
+        if s["oracle"] is not None:
+            ax.axhline(100 * s["oracle"], color=c,
+                       linestyle=DASHES[i % len(DASHES)], linewidth=1.2,
+                       label=f"oracle, {s['label']}'s run at {s['unit']}: "
+                             f"{pct(s['oracle'])}")
+    ax.set_title(f"{w['name']}: read hit ratio over time\n"
+                 f"{workload_title(w)}", fontsize=10)
+    ax.set_xlabel("seconds since fio's first read")
+    ax.set_ylabel("read hit ratio (%)")
+    ax.set_ylim(0, 100)
+    ax.set_xlim(left=0)
+    ax.grid(alpha=0.3)
+    sample = w["params"].get("sample_s")
+    ax.legend(loc="lower right", fontsize=8, title_fontsize=8,
+              title="thick: per 10 s; thin: per "
+                    + (f"{sample:g} s sample" if sample else "sample"))
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_latency(plt, w, path):
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    for i, s in enumerate(w["systems"]):
+        lat = s["latency"]
+        if not lat:
+            continue
+        c = COLORS[i % len(COLORS)]
+        xs = [lat["min_ms"]] + [ms for ms, _ in lat["points"]] + \
+             [lat["max_ms"]]
+        ys = [0.0] + [p for _, p in lat["points"]] + [100.0]
+        ax.plot(xs, ys, color=c, marker="o", markersize=3,
+                label=f"{s['label']}: p50 {num(lat['p50_ms'], '.1f')} ms, "
+                      f"p99 {num(lat['p99_ms'], '.1f')} ms, mean "
+                      f"{lat['mean_ms']:.1f} ms ({lat['reads']} reads)")
+    ax.set_xscale("log")
+    ax.set_title(f"{w['name']}: read completion latency CDF (fio clat)\n"
+                 f"{workload_title(w)}", fontsize=10)
+    ax.set_xlabel("read completion latency (ms, log scale)")
+    ax.set_ylabel("reads completed within it (%)")
+    ax.set_ylim(0, 100)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(loc="upper left", fontsize=8,
+              title="points: fio's percentiles; ends: min, max",
+              title_fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_iops(plt, rep, path):
+    # One row of bars per (test, I/O, base), one bar in it per overhead.json.
+    tests = []
+    for o in rep["overhead"]:
+        for r in o["rows"]:
+            if (r["test"], r["io"], r["base"]) not in tests:
+                tests.append((r["test"], r["io"], r["base"]))
+    nover = len(tests) * len(rep["overhead"])
+    heights = ([3.5] if rep["zipf"] else []) + \
+              ([1.5 + 0.45 * nover] if rep["overhead"] else [])
+    figh = sum(heights) + 0.5 + (0.3 if rep["overhead"] else 0)
+    fig, axes = plt.subplots(len(heights), 1, figsize=(9, figh),
+                             gridspec_kw={"height_ratios": heights},
+                             squeeze=False)
+    axes = list(axes[:, 0])
+    if rep["zipf"]:
+        ax = axes.pop(0)
+        labels, values, colors = [], [], []
+        for w in rep["zipf"]:
+            for i, s in enumerate(w["systems"]):
+                labels.append(f"{s['label']}\n{w['name']}")
+                values.append(s["iops"])
+                colors.append(COLORS[i % len(COLORS)])
+        bars = ax.bar(range(len(values)), values, color=colors, width=0.5)
+        ax.bar_label(bars, labels=[f"{v:.0f}" for v in values], fontsize=8)
+        ax.set_xticks(range(len(values)), labels, fontsize=8)
+        ax.set_ylabel("read IOPS (fio, whole run)")
+        ax.set_title("zipf workload: read IOPS per system\n"
+                     + "\n".join(f"{w['name']}: {workload_title(w)}"
+                                  for w in rep["zipf"]), fontsize=9)
+        ax.grid(alpha=0.3, axis="y")
+        ax.margins(y=0.15)
+    if rep["overhead"]:
+        ax = axes.pop(0)
+        n = len(rep["overhead"])
+        h = 0.8 / n
+        for k, o in enumerate(rep["overhead"]):
+            ys = [tests.index((r["test"], r["io"], r["base"])) + k * h
+                  for r in o["rows"]]
+            rounds = sorted({r["rounds"] for r in o["rows"]
+                             if r["io"] == PARALLEL})
+            color = COLORS[(k + 2) % len(COLORS)]
+            ax.barh(ys, [r["ratio"] for r in o["rows"]], height=h,
+                    color=color, alpha=0.8,
+                    label=f"{o['name']}/ ({'/'.join(map(str, rounds))} "
+                          "paired rounds)")
+            for y, r in zip(ys, o["rows"]):
+                right = r["ratio"]
+                if r["ratio_min"] is not None:
+                    ax.errorbar(r["ratio"], y, capsize=3, color="black",
+                                linewidth=1,
+                                xerr=[[r["ratio"] - r["ratio_min"]],
+                                      [r["ratio_max"] - r["ratio"]]])
+                    right = r["ratio_max"]
+                ax.text(right, y, f"  {r['ratio']:.3f}", va="center",
+                        fontsize=7)
+        ax.axvline(1.0, color="black", linewidth=1)
+        ax.set_yticks([j + (n - 1) * h / 2 for j in range(len(tests))],
+                      [f"{t} / {base}\n{io}" for t, io, base in tests],
+                      fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlim(0, ax.get_xlim()[1] * 1.08)
+        ax.set_xlabel("dm-hottier IOPS / base IOPS (1 = no overhead; "
+                      "paired: median of the rounds' ratios)")
+        ax.set_title("overhead on zero-latency devices (tests/lib/overhead.py)"
+                     "\nwhiskers: the range of the paired rounds' ratios",
+                     fontsize=9)
+        ax.grid(alpha=0.3, axis="x")
+        fig.legend(*ax.get_legend_handles_labels(), loc="lower center",
+                   ncol=min(n, 3), fontsize=8)
+        fig.tight_layout(rect=(0, 0.3 / figh, 1, 1))
+    else:
+        fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot(rep, out_dir):
+    """Writes the PNGs; returns ({"kind": [file name, ...]}, None), or
+    ({}, why) when it cannot plot."""
+    for old in glob.glob(os.path.join(out_dir, PNG_PREFIX + "*.png")):
+        os.unlink(old)          # no stale plot beside a new report
+    if not rep["zipf"] and not rep["overhead"]:
+        return {}, "no results to plot"
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        return {}, (f"matplotlib is missing ({e}); scripts/setup.sh "
+                    "installs python3-matplotlib for /usr/bin/python3")
+    plots = {"hit_ratio": [], "latency": [], "iops": []}
+    for w in rep["zipf"]:
+        name = f"{PNG_PREFIX}hit-ratio-{w['name']}.png"
+        plot_hit_ratio(plt, w, os.path.join(out_dir, name))
+        plots["hit_ratio"].append(name)
+        if any(s["latency"] for s in w["systems"]):
+            name = f"{PNG_PREFIX}latency-{w['name']}.png"
+            plot_latency(plt, w, os.path.join(out_dir, name))
+            plots["latency"].append(name)
+    name = f"{PNG_PREFIX}iops.png"
+    plot_iops(plt, rep, os.path.join(out_dir, name))
+    plots["iops"].append(name)
+    return plots, None
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("bench_dir", nargs="?", default="results/bench")
+    ap.add_argument("--out", help="where to write (default: bench_dir)")
+    args = ap.parse_args(argv)
+    out = args.out or args.bench_dir
+    os.makedirs(out, exist_ok=True)
+    rep = collect(args.bench_dir)
+    plots, skipped = plot(rep, out)
+    md = os.path.join(out, "report.md")
+    where = os.path.relpath(args.bench_dir, out)
+    with open(md, "w") as f:
+        f.write(markdown(rep, plots, skipped, "this directory"
+                         if where == "." else f"`{where}/`"))
+    with open(os.path.join(out, "report.json"), "w") as f:
+        json.dump(dict(rep, plots=plots, plots_skipped=skipped), f, indent=1)
+    print(f"report: {md}")
+    if skipped:
+        print(f"plots skipped: {skipped}")
+    else:
+        for names in plots.values():
+            for n in names:
+                print(f"plot: {os.path.join(out, n)}")
+    if not rep["zipf"] and not rep["overhead"]:
+        print(f"bench report: no results in {args.bench_dir}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
