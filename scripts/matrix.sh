@@ -109,7 +109,9 @@ tier_tests() {
 		# sysfs stores racing suspend, the on-SSD map's takeover, clean
 		# stop, failed stop, verification, records kept while running,
 		# invalidations, degraded mode's witness and crash cuts, a few:
-		# see boot()) and the race tests.
+		# see boot()) and the race tests. The long discard over a 4 GiB
+		# HDD (the range index by groups) is left to 6.1 and 6.12: KUnit
+		# proves that index here, and this boot reached its 1800 s.
 		echo $g/test_table.py::test_create_and_remove_leaves_nothing \
 			$g/test_table.py::test_table_round_trips_through_create_and_reload \
 			$g/test_table.py::test_member_of_another_hottier_device_is_refused \
@@ -121,7 +123,7 @@ tier_tests() {
 			$g/test_io.py::test_ssd_flush_error_never_reaches_the_caller \
 			$g/test_io.py::test_hdd_flush_error_reaches_the_caller \
 			$g/test_io.py::test_discard_spanning_many_extents_reaches_the_hdd \
-			$g/test_scale.py::test_long_discard_drops_replicas_in_a_worker_before_the_hdd \
+			"$g/test_scale.py::test_long_discard_drops_replicas_in_a_worker_before_the_hdd[index-per-extent]" \
 			$g/test_fs_fio.py::test_suspend_resume_and_reload_under_fio_keep_data \
 			"$g/test_integrity.py::test_reads_see_the_last_completed_write_while_extents_migrate[through]" \
 			$g/test_tiering.py::test_suspend_reload_and_remove_with_copies_in_flight_keep_data \
