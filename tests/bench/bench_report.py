@@ -42,19 +42,14 @@ import os
 import re
 import sys
 
+# The demo's ratios, the same arithmetic: hits / (hits + misses), and a
+# / b (None without both).
+from demo_report import hit_ratio, speedup as over  # noqa: E402,F401
+
 PNG_PREFIX = "report-"
 
 
 # --- reading and arithmetic (tests/host/test_bench_report.py) -------------
-
-def hit_ratio(hits, misses):
-    """hits / (hits + misses); None when nothing was read."""
-    return hits / (hits + misses) if hits + misses else None
-
-
-def over(a, b):
-    """a / b; None without both."""
-    return a / b if a is not None and b else None
 
 
 def per_sample_hit_ratio(samples):
