@@ -94,12 +94,19 @@ tier_tests() {
 	local g=tests/guest t
 	case "$1" in
 	6.1 | 6.12)
-		# The whole suite but the measurement tests; 6.12 leaves the
-		# long crash tests to 6.1 (it makes a few cuts: see boot()).
+		# The whole suite but the measurement tests. 6.12 leaves to
+		# 6.1 what tests userspace more than the kernel (hottierctl and
+		# its trace: the device, sysfs and status they read are the
+		# other tests' subject here too) and what gives a figure rather
+		# than a path (the crash cuts' retention, replayed power cuts,
+		# the warm restart's hit ratio): about 390 s of its 1000. The
+		# crash and restart paths themselves run here in test_persist.
 		echo $g
 		for t in $(measure_tests); do echo "--deselect=$t"; done
-		[ "$1" = 6.12 ] && echo "--deselect=$g/test_crash.py::test_power_cuts_replayed_from_dm_log_writes" \
-			"--deselect=$g/test_crash.py::test_an_ssd_failing_writes_leaves_no_stale_replica"
+		[ "$1" = 6.12 ] && echo "--deselect=$g/test_hottierctl.py" \
+			"--deselect=$g/test_trace.py" \
+			"--deselect=$g/test_crash.py" \
+			"--deselect=$g/test_persist.py::test_a_warm_restart_keeps_the_hit_ratio_slots_and_pins"
 		;;
 	7.2-debug)
 		# KASAN and lockdep under TCG run 5-10 times slower: the smoke
@@ -202,10 +209,10 @@ count_results() {
 boot() {
 	local what=$1 tier=$2 out src rc=0 args kunit= tests timeout cuts
 	# Crash cuts per write policy (tests/guest/test_crash.py): the issue's
-	# 25 on 6.1, 5 on 6.12, two on the debug kernel; make soak sets more.
+	# 25 on 6.1, one on the debug kernel (about 3 minutes under KASAN);
+	# make soak sets more.
 	cuts=${HOTTIER_CRASH_CUTS:-}
-	[ "$tier" = 6.12 ] && cuts=${cuts:-5}
-	[ "$tier" = 7.2-debug ] && cuts=${cuts:-2}
+	[ "$tier" = 7.2-debug ] && cuts=${cuts:-1}
 	out=$results/$tier
 	src=$out/src
 	if [ ! -f "$src/dm-hottier.ko" ]; then
