@@ -299,9 +299,14 @@ static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 	io->write_through = true;
 	io->slot = slot;
 	hottier_map_get(m, slot);
-	if (hottier_recorded(ht, s)) {
-		/* The first write to a recorded replica: unrecorded first. */
-		__hottier_mslot_set_rec(s, 0, HOTTIER_MR_REC | HOTTIER_MR_PEND);
+	if (READ_ONCE(ht->records_live) &&
+	    (hottier_mslot_rec(s) & HOTTIER_MR_REC)) {
+		/*
+		 * The first write to a recorded replica: its record becomes
+		 * an intent first (an activation after a crash compares it).
+		 */
+		__hottier_mslot_set_rec(s, HOTTIER_MR_INTENT,
+					HOTTIER_MR_REC | HOTTIER_MR_PEND);
 		hottier_map_unlock(lock, flags);
 		io->inval_wt = true;
 		hottier_persist_defer(ht, bio, slot);

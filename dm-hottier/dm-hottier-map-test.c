@@ -333,6 +333,21 @@ static void map_record_bits_live_until_the_slot_is_reused(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, hottier_mslot_extent(s), 9ULL);
 	KUNIT_EXPECT_EQ(test, hottier_mslot_state(s), (unsigned int)HOTTIER_S_RESIDENT);
 
+	/* An intent, the third bit, is kept the same way. */
+	lock = hottier_map_lock(&r->map, 9, &flags);
+	__hottier_mslot_set_rec(s, HOTTIER_MR_INTENT | HOTTIER_MR_PEND,
+				HOTTIER_MR_REC);
+	__hottier_map_hit(&r->map, slot, epoch(r));
+	hottier_map_unlock(lock, flags);
+	hottier_map_refresh(&r->map, epoch(r) + HOTTIER_REFRESH_EPOCHS);
+	KUNIT_EXPECT_EQ(test, hottier_mslot_rec(s),
+			(unsigned int)(HOTTIER_MR_INTENT | HOTTIER_MR_PEND));
+	KUNIT_EXPECT_EQ(test, hottier_mslot_extent(s), 9ULL);
+	lock = hottier_map_lock(&r->map, 9, &flags);
+	__hottier_mslot_set_rec(s, HOTTIER_MR_REC,
+				HOTTIER_MR_INTENT | HOTTIER_MR_PEND);
+	hottier_map_unlock(lock, flags);
+
 	lock = hottier_map_lock(&r->map, 9, &flags);
 	__hottier_map_remove(&r->map, slot);
 	hottier_map_unlock(lock, flags);

@@ -858,7 +858,7 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_age);
  * One epoch's share of the refresh: the next nr_slots/HOTTIER_REFRESH_EPOCHS
  * slots, a replica's heat brought up to @epoch where it is half that far
  * behind. Every replica is then visited every HOTTIER_REFRESH_EPOCHS
- * epochs, and its 6-bit epoch never wraps. May sleep.
+ * epochs, and its 5-bit epoch never wraps. May sleep.
  */
 void hottier_map_refresh(struct hottier_map *m, u16 epoch)
 {

@@ -31,7 +31,7 @@
  * no level and never visited.
  *
  * A slot's heat is 12 bits (quarter reads, up to 1023 reads) as of a
- * 6-bit epoch; hottier_map_refresh() brings every replica's up to date at
+ * 5-bit epoch; hottier_map_refresh() brings every replica's up to date at
  * least every HOTTIER_REFRESH_EPOCHS epochs, so the epoch never wraps.
  */
 #ifndef DM_HOTTIER_MAP_H
@@ -56,8 +56,8 @@
 #define HOTTIER_MS_EXTENT_HI		GENMASK(7, 0)
 #define HOTTIER_MS_STATE		GENMASK(9, 8)
 #define HOTTIER_MS_FLAGS		GENMASK(11, 10)
-#define HOTTIER_MS_REC			GENMASK(13, 12)	/* the on-SSD map's */
-#define HOTTIER_MS_EPOCH		GENMASK(19, 14)
+#define HOTTIER_MS_REC			GENMASK(14, 12)	/* the on-SSD map's */
+#define HOTTIER_MS_EPOCH		GENMASK(19, 15)
 #define HOTTIER_MS_HEAT			GENMASK(31, 20)
 /* Resident heat is kept in quarter reads. */
 #define HOTTIER_SLOT_HEAT_SHIFT		(HOTTIER_HEAT_SHIFT - 2)
@@ -68,7 +68,7 @@
 /*
  * Every replica is looked at once in this many epochs, and its heat
  * brought up to date if it is half that far behind: no epoch is ever 24
- * behind, and the field counts 64.
+ * behind, and the field counts 32.
  */
 #define HOTTIER_REFRESH_EPOCHS		16
 #define HOTTIER_EPOCH_MASK		FIELD_MAX(HOTTIER_MS_EPOCH)
@@ -94,6 +94,13 @@ enum hottier_slot_flag {
 enum hottier_slot_rec {
 	HOTTIER_MR_REC		= BIT(0),	/* its record on the SSD is valid */
 	HOTTIER_MR_PEND		= BIT(1),	/* copied, or no write since a commit */
+	/*
+	 * Its record on the SSD is an intent: written through since it was
+	 * recorded, so after a crash it is kept only if it equals the HDD.
+	 */
+	HOTTIER_MR_INTENT	= BIT(2),
+	HOTTIER_MR_ALL		= HOTTIER_MR_REC | HOTTIER_MR_PEND |
+				  HOTTIER_MR_INTENT,
 };
 
 /*

@@ -272,6 +272,31 @@ static int read_page(struct block_device *bdev, sector_t sector,
 	return r;
 }
 
+/* The two buffers hottier_compare_extent() reads into, or -ENOMEM. */
+int hottier_compare_alloc(struct page **a, struct page **b)
+{
+	unsigned int order = get_order(HOTTIER_SCRUB_CHUNK);
+
+	*a = alloc_pages(GFP_KERNEL, order);
+	*b = alloc_pages(GFP_KERNEL, order);
+	if (*a && *b)
+		return 0;
+	hottier_compare_free(*a, *b);
+	*a = NULL;
+	*b = NULL;
+	return -ENOMEM;
+}
+
+void hottier_compare_free(struct page *a, struct page *b)
+{
+	unsigned int order = get_order(HOTTIER_SCRUB_CHUNK);
+
+	if (a)
+		__free_pages(a, order);
+	if (b)
+		__free_pages(b, order);
+}
+
 /*
  * Compare a replica with its HDD extent, through @a and @b (pages of
  * HOTTIER_SCRUB_CHUNK): 1 if they differ, 0 if not, < 0 if a read failed.
@@ -373,14 +398,11 @@ const char *hottier_scrub_state_name(int state)
 static void do_scrub(struct work_struct *ws)
 {
 	struct hottier *ht = container_of(ws, struct hottier, scrub_work);
-	unsigned int order = get_order(HOTTIER_SCRUB_CHUNK);
 	int state = HOTTIER_SCRUB_DONE, r;
 	struct page *a, *b;
 	u32 slot;
 
-	a = alloc_pages(GFP_KERNEL, order);
-	b = alloc_pages(GFP_KERNEL, order);
-	if (!a || !b) {
+	if (hottier_compare_alloc(&a, &b)) {
 		state = HOTTIER_SCRUB_ERROR;
 		goto out;
 	}
@@ -402,10 +424,7 @@ static void do_scrub(struct work_struct *ws)
 		cond_resched();
 	}
 out:
-	if (a)
-		__free_pages(a, order);
-	if (b)
-		__free_pages(b, order);
+	hottier_compare_free(a, b);
 	/* Who reads the state as ended sees the counters as they ended. */
 	smp_store_release(&ht->scrub_state, state);
 	dm_table_event(ht->ti->table);

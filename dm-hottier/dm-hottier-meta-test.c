@@ -174,6 +174,20 @@ static void records_check_out_only_for_their_slot_and_format(struct kunit *test)
 				       "byte %d", i);
 		raw[i] ^= 1;
 	}
+	/*
+	 * An intent (written through since recorded) names its replica
+	 * too; with HOTTIER_REC_VALID beside it, the record is valid.
+	 */
+	in.flags = HOTTIER_REC_INTENT;
+	hottier_rec_encode(0x1234, 77, &in, &d);
+	KUNIT_EXPECT_TRUE(test, hottier_rec_decode(0x1234, 77, &d, &out));
+	KUNIT_EXPECT_EQ(test, out.flags, (u16)HOTTIER_REC_INTENT);
+	KUNIT_EXPECT_EQ(test, out.extent, in.extent);
+	KUNIT_EXPECT_FALSE(test, hottier_rec_decode(0x1234, 78, &d, &out));
+	in.flags = HOTTIER_REC_INTENT | HOTTIER_REC_VALID;
+	hottier_rec_encode(0x1234, 77, &in, &d);
+	KUNIT_EXPECT_TRUE(test, hottier_rec_decode(0x1234, 77, &d, &out));
+	KUNIT_EXPECT_EQ(test, out.flags, (u16)HOTTIER_REC_VALID);
 	/* A record that checks out but says "empty" holds no replica. */
 	in.flags = 0;
 	hottier_rec_encode(0x1234, 77, &in, &d);

@@ -147,18 +147,25 @@ void hottier_rec_encode(u32 nonce, u32 slot, const struct hottier_rec *rec,
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_rec_encode);
 
-/* True if @d is @slot's record under @nonce, and holds a valid replica. */
+/*
+ * True if @d is @slot's record under @nonce, and names a replica: valid,
+ * or an intent (HOTTIER_REC_INTENT, then not HOTTIER_REC_VALID).
+ */
 bool hottier_rec_decode(u32 nonce, u32 slot,
 			const struct hottier_rec_disk *d,
 			struct hottier_rec *rec)
 {
+	u16 flags = le16_to_cpu(d->flags);
+
 	/* Most records of a map are empty: no checksum for those. */
-	if (!(le16_to_cpu(d->flags) & HOTTIER_REC_VALID) ||
+	if (!(flags & (HOTTIER_REC_VALID | HOTTIER_REC_INTENT)) ||
 	    le32_to_cpu(d->csum) != rec_csum(nonce, slot, d))
 		return false;
 	rec->extent = le64_to_cpu(d->extent);
 	rec->heat = le16_to_cpu(d->heat);
-	rec->flags = le16_to_cpu(d->flags);
-	return rec->flags & HOTTIER_REC_VALID;
+	rec->flags = flags;
+	if (flags & HOTTIER_REC_VALID)
+		rec->flags &= ~HOTTIER_REC_INTENT;
+	return true;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_rec_decode);

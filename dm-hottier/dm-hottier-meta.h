@@ -31,6 +31,12 @@
 /* Record flags. */
 #define HOTTIER_REC_VALID	BIT(0)	/* the slot holds a clean replica */
 #define HOTTIER_REC_PINNED	BIT(1)
+/*
+ * The slot holds the extent's replica, written through since it was last
+ * recorded: after a crash it is kept only if it equals the HDD. Without
+ * HOTTIER_REC_VALID, so a module that predates it drops such a record.
+ */
+#define HOTTIER_REC_INTENT	BIT(2)
 
 struct hottier_pin_disk {
 	__le64 first_sector;

@@ -69,6 +69,8 @@
 /* Commits, while replicas wait to be recorded. */
 #define HOTTIER_COMMIT_MS	1000
 
+static void mark_dirty(struct hottier *ht, u32 slot);
+
 static bool persistent(struct hottier *ht)
 {
 	return ht->args.hdd_id[0];
@@ -247,29 +249,33 @@ void hottier_persist_dtr(struct hottier *ht)
 }
 
 /* A replica restored from its record: the record is valid. */
-static void set_recorded(struct hottier *ht, u32 slot, u64 extent)
+/* @slot's record on the SSD is @mr (HOTTIER_MR_REC or HOTTIER_MR_INTENT). */
+static void set_recorded(struct hottier *ht, u32 slot, u64 extent,
+			 unsigned int mr)
 {
 	struct hottier_mlock *lock;
 	unsigned long flags;
 
 	lock = hottier_map_lock(&ht->map, extent, &flags);
-	__hottier_mslot_set_rec(hottier_mslot(&ht->map, slot), HOTTIER_MR_REC,
-				HOTTIER_MR_PEND);
+	__hottier_mslot_set_rec(hottier_mslot(&ht->map, slot), mr,
+				HOTTIER_MR_ALL & ~mr);
 	hottier_map_unlock(lock, flags);
 }
 
 /*
- * Read the map's valid records: their replicas are put back if @restore,
- * else (a crash of a map not kept live) only counted as dropped. The
- * counts go to the status.
+ * Read the map's valid records and intents: their replicas are put back
+ * if @restore (intents to be compared by resync_intents()), else (a crash
+ * of a map not kept live) only counted as dropped. The counts go to the
+ * status.
  */
 static int load_map(struct hottier *ht, bool restore)
 {
 	u64 nr_extents = ((ht->ti->len - 1) >> ht->extent_shift) + 1;
 	u16 epoch = hottier_policy_epoch(&ht->policy);
 	struct hottier_rec_disk *d = ht->meta_buf;
-	u32 slot, i, n, restored = 0, dropped = 0;
+	u32 slot, i, n, restored = 0, dropped = 0, intents = 0;
 	struct hottier_rec rec;
+	bool intent;
 	int r = 0;
 
 	if (restore)
@@ -293,8 +299,13 @@ static int load_map(struct hottier *ht, bool restore)
 						 HOTTIER_SLOT_HEAT_SHIFT, epoch)) {
 				dropped++;
 			} else {
-				set_recorded(ht, slot + i, rec.extent);
-				restored++;
+				intent = rec.flags & HOTTIER_REC_INTENT;
+				set_recorded(ht, slot + i, rec.extent, intent ?
+					     HOTTIER_MR_INTENT : HOTTIER_MR_REC);
+				if (intent)
+					intents++;
+				else
+					restored++;
 			}
 		}
 		cond_resched();
@@ -311,10 +322,56 @@ static int load_map(struct hottier *ht, bool restore)
 	}
 	WRITE_ONCE(ht->map_loaded, restored);
 	WRITE_ONCE(ht->map_dropped, dropped);
+	ht->map_intents = intents;
 	if (restore)
-		DMINFO("%s: %u replicas restored from the SSD's map, %u dropped",
-		       ht_name(ht), restored, dropped);
+		DMINFO("%s: %u replicas restored from the SSD's map, %u intents, %u dropped",
+		       ht_name(ht), restored, intents, dropped);
 	return 0;
+}
+
+/*
+ * At an activation after a crash, before any I/O: the replicas whose
+ * records are intents were written through while the map was open, so the
+ * crash may have left the HDD or the SSD half written. Each is compared
+ * with the HDD: one that equals it is kept (and recorded again at a
+ * commit), one that differs or cannot be read is dropped, its record
+ * invalidated first. md resyncs the regions its write-intent bitmap
+ * marks; here the HDD is the truth, so a resync is a comparison.
+ */
+static void resync_intents(struct hottier *ht)
+{
+	u64 extent, kept = 0, dropped = 0;
+	struct hottier_mslot *s;
+	struct page *a, *b;
+	u32 slot;
+	int nomem, r;
+
+	if (!ht->map_intents)
+		return;
+	nomem = hottier_compare_alloc(&a, &b);
+	for (slot = 0; slot < ht->layout.nr_slots; slot++) {
+		s = hottier_mslot(&ht->map, slot);
+		if (hottier_mslot_state(s) != HOTTIER_S_RESIDENT ||
+		    !(hottier_mslot_rec(s) & HOTTIER_MR_INTENT))
+			continue;
+		extent = hottier_mslot_extent(s);
+		r = nomem ?: hottier_compare_extent(ht, extent, slot, a, b);
+		if (r) {
+			hottier_drop_extent(ht, extent, true);
+			dropped++;
+		} else {
+			mark_dirty(ht, slot);
+			kept++;
+		}
+		cond_resched();
+	}
+	hottier_compare_free(a, b);
+	flush_work(&ht->inval_work);
+	ht->map_intents = 0;
+	WRITE_ONCE(ht->map_loaded, ht->map_loaded + kept);
+	WRITE_ONCE(ht->map_dropped, ht->map_dropped + dropped);
+	DMINFO("%s: intents: %llu replicas equal the HDD and are kept, %llu dropped",
+	       ht_name(ht), kept, dropped);
 }
 
 /*
@@ -326,20 +383,16 @@ static int load_map(struct hottier *ht, bool restore)
  */
 static void verify_map(struct hottier *ht)
 {
-	unsigned int order = get_order(HOTTIER_SCRUB_CHUNK);
-	u32 want = ht->args.map_verify, slot;
+	u32 want = ht->args.map_verify, slot = 0;
 	u64 step, seen = 0, checked = 0;
 	struct hottier_mslot *s;
 	struct page *a, *b;
-	int r = 0;
+	int r;
 
 	if (!want || !ht->map_loaded || ht->map_handed_over)
 		return;
 	step = max_t(u64, 1, div_u64(ht->map_loaded, want));
-	a = alloc_pages(GFP_KERNEL, order);
-	b = alloc_pages(GFP_KERNEL, order);
-	if (!a || !b)
-		r = -ENOMEM;
+	r = hottier_compare_alloc(&a, &b);
 	for (slot = 0; !r && slot < ht->layout.nr_slots && checked < want;
 	     slot++) {
 		s = hottier_mslot(&ht->map, slot);
@@ -351,10 +404,7 @@ static void verify_map(struct hottier *ht)
 		checked++;
 		cond_resched();
 	}
-	if (a)
-		__free_pages(a, order);
-	if (b)
-		__free_pages(b, order);
+	hottier_compare_free(a, b);
 	WRITE_ONCE(ht->map_checked, checked);
 	if (!r) {
 		DMINFO("%s: %llu replicas restored match the HDD", ht_name(ht),
@@ -490,8 +540,10 @@ static int mark_in_use(struct hottier *ht)
 	}
 out:
 	mutex_unlock(&ht->rec_lock);
-	if (!r && first)
+	if (!r && first) {
+		resync_intents(ht);
 		verify_map(ht);
+	}
 	return r;
 }
 
@@ -607,7 +659,7 @@ static int write_records(struct hottier *ht, u32 nonce)
 			if (hottier_mslot_flags(s) & HOTTIER_SF_PINNED)
 				rec.flags |= HOTTIER_REC_PINNED;
 			hottier_rec_encode(nonce, slot + i, &rec, &d[i]);
-			set_recorded(ht, slot + i, rec.extent);
+			set_recorded(ht, slot + i, rec.extent, HOTTIER_MR_REC);
 			valid++;
 		}
 		if (valid) {
@@ -685,8 +737,9 @@ void hottier_persist_stop(struct hottier *ht)
 
 /*
  * Sectors [@first, @first + @n) of records from what memory holds: a slot
- * has a valid record if its replica is resident and recorded. Written with
- * FUA, after a flush of the SSD if @flush. rec_lock held.
+ * has a valid record if its replica is resident and recorded, an intent if
+ * it was written through since. Written with FUA, after a flush of the SSD
+ * if @flush. rec_lock held.
  */
 static int write_rec_sectors(struct hottier *ht, u32 first, u32 n, bool flush)
 {
@@ -695,7 +748,7 @@ static int write_rec_sectors(struct hottier *ht, u32 first, u32 n, bool flush)
 	u32 slot = first * RECS_PER_SECTOR, end, i;
 	struct hottier_mslot *s;
 	struct hottier_rec rec;
-	u32 meta;
+	u32 meta, mr;
 
 	lockdep_assert_held(&ht->rec_lock);
 	end = min_t(u64, (u64)(first + n) * RECS_PER_SECTOR,
@@ -704,14 +757,16 @@ static int write_rec_sectors(struct hottier *ht, u32 first, u32 n, bool flush)
 	for (i = 0; slot < end; slot++, i++) {
 		s = hottier_mslot(&ht->map, slot);
 		meta = READ_ONCE(s->meta);
+		mr = FIELD_GET(HOTTIER_MS_REC, meta);
 		if (FIELD_GET(HOTTIER_MS_STATE, meta) != HOTTIER_S_RESIDENT ||
-		    !(FIELD_GET(HOTTIER_MS_REC, meta) & HOTTIER_MR_REC))
+		    !(mr & (HOTTIER_MR_REC | HOTTIER_MR_INTENT)))
 			continue;
 		/* Recorded: its extent changes only after an invalidation. */
 		rec.extent = hottier_mslot_extent(s);
 		rec.heat = hottier_mslot_heat(s, epoch) >>
 			   HOTTIER_SLOT_HEAT_SHIFT;
-		rec.flags = HOTTIER_REC_VALID;
+		rec.flags = mr & HOTTIER_MR_REC ? HOTTIER_REC_VALID :
+			    HOTTIER_REC_INTENT;
 		if (FIELD_GET(HOTTIER_MS_FLAGS, meta) & HOTTIER_SF_PINNED)
 			rec.flags |= HOTTIER_REC_PINNED;
 		hottier_rec_encode(ht->sb->nonce, slot, &rec, &d[i]);
@@ -855,7 +910,7 @@ static void do_invalidate(struct work_struct *ws)
 		next = s->hnext;
 		s->hnext = HOTTIER_NIL;
 		/* Ours: dropped, out of the index. */
-		__hottier_mslot_set_rec(s, 0, HOTTIER_MR_REC | HOTTIER_MR_PEND);
+		__hottier_mslot_set_rec(s, 0, HOTTIER_MR_ALL);
 		hottier_slot_put(ht, slot);
 	}
 	hottier_io_invalidated(ht, &bios, r ? BLK_STS_IOERR : BLK_STS_OK);
@@ -916,7 +971,7 @@ bool hottier_persist_evicted(struct hottier *ht, u32 slot)
 	if (!hottier_recorded(ht, s))
 		return true;
 	mutex_lock(&ht->rec_lock);
-	__hottier_mslot_set_rec(s, 0, HOTTIER_MR_REC | HOTTIER_MR_PEND);
+	__hottier_mslot_set_rec(s, 0, HOTTIER_MR_ALL);
 	mark_inval(ht, slot);
 	r = write_invalidations(ht);
 	mutex_unlock(&ht->rec_lock);
@@ -995,7 +1050,8 @@ static bool commit_slot(struct hottier *ht, u32 slot)
 		__hottier_mslot_set_rec(s, 0, HOTTIER_MR_PEND);
 		set_bit(slot / RECS_PER_SECTOR, ht->rec_dirty);
 	} else if (rec & HOTTIER_MR_PEND) {
-		__hottier_mslot_set_rec(s, HOTTIER_MR_REC, HOTTIER_MR_PEND);
+		__hottier_mslot_set_rec(s, HOTTIER_MR_REC,
+					HOTTIER_MR_PEND | HOTTIER_MR_INTENT);
 		recorded = true;
 	} else {
 		__hottier_mslot_set_rec(s, HOTTIER_MR_PEND, 0);

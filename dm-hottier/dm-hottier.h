@@ -262,6 +262,7 @@ struct hottier {
 	u64 map_writes;			/* writes to the map area */
 	u64 map_loaded;			/* replicas restored at the takeover */
 	u64 map_dropped;		/* ... records found and not restored */
+	u64 map_intents;		/* ... of them intents, to compare */
 	u64 map_checked;		/* ... replicas compared (map_verify) */
 
 	/*
@@ -361,12 +362,15 @@ static inline struct hottier_wtrack *hottier_wtrack_of(struct hottier *ht,
 	return &ht->wtrack[hash_64(extent, ilog2(HOTTIER_WTRACK_BUCKETS))];
 }
 
-/* A slot's record on the SSD is valid: what changes it waits. */
+/*
+ * A slot's record on the SSD names its extent (valid, or an intent): a
+ * drop or an eviction waits for its invalidation.
+ */
 static inline bool hottier_recorded(struct hottier *ht,
 				    const struct hottier_mslot *s)
 {
 	return READ_ONCE(ht->records_live) &&
-	       (hottier_mslot_rec(s) & HOTTIER_MR_REC);
+	       (hottier_mslot_rec(s) & (HOTTIER_MR_REC | HOTTIER_MR_INTENT));
 }
 
 /* dm-hottier-io.c */
@@ -419,6 +423,8 @@ void hottier_persist_started(struct hottier *ht);
 
 void hottier_persist_stop(struct hottier *ht);
 int hottier_persist_state(struct hottier *ht);
+int hottier_compare_alloc(struct page **a, struct page **b);
+void hottier_compare_free(struct page *a, struct page *b);
 int hottier_compare_extent(struct hottier *ht, u64 extent, u32 slot,
 			   struct page *a, struct page *b);
 const char *hottier_map_state_name(int state);
