@@ -74,6 +74,7 @@ class Tree:
     def __init__(self, tmp_path):
         self.sys = str(tmp_path / "sys")
         self.proc = str(tmp_path / "proc")
+        self.dev = str(tmp_path / "dev")        # for VG/LV: not made here
         self.state = str(tmp_path / "dmsetup.json")
         self.dirs = {}
         self.blockdevs = {}
@@ -101,7 +102,8 @@ class Tree:
     def system(self, euid=0):
         return FakeSystem(self.blockdevs, self.busy, sysfs_root=self.sys,
                           dmsetup=[sys.executable, FAKE_DMSETUP, self.state],
-                          proc_root=self.proc, modprobe=["true"], euid=euid)
+                          proc_root=self.proc, modprobe=["true"], euid=euid,
+                          dev_root=self.dev)
 
     def run(self, *argv, euid=0):
         """(exit status, stdout) of hottierctl argv against this tree."""

@@ -971,7 +971,7 @@ def test_activate_creates_what_is_present(disks, tmp_path, capsys):
     rc, out = disks.run("activate", "--tab", str(hottiertab))
     assert rc == 0 and out == "tiered: created\n"
     assert capsys.readouterr().err == (
-        f"hottierctl: later: {dev}/sdx, /dev/disk/by-id/ata-not-here not "
+        f"hottierctl: later: {dev}/sdx, {dev}/disk/by-id/ata-not-here not "
         "present; skipped\n")
     assert disks.load()["devices"]["tiered"]["table"] == \
         "0 2097152 hottier 8:16 259:0 2048 4 routing ssd hdd_id wwn-naa.5000c5"

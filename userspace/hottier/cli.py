@@ -2,6 +2,7 @@
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -53,12 +54,24 @@ def emit(out, value, as_json, lines):
             print(line, file=out)
 
 
+def member_path(system, spec):
+    """A member given on the command line: a path, by-id/NAME and its kin,
+    or VG/LV (tab.device_path()); a VG/LV must be active."""
+    path = tab.device_path(spec, system.dev_root, relative=True)
+    if tab.lv_name(spec) and not os.path.exists(path):
+        raise HottierError(f"{spec}: no active logical volume of that name "
+                           f"({path} does not exist)")
+    return path
+
+
 def cmd_create(system, args, out):
     keys = parse_assignments(args.set or [])
-    create.create(system, args.name, args.hdd, args.ssd, args.extent_size,
+    hdd = member_path(system, args.hdd)
+    ssd = member_path(system, args.ssd)
+    create.create(system, args.name, hdd, ssd, args.extent_size,
                   keys, format_ssd=args.format_ssd)
-    print(f"{args.name}: created /dev/mapper/{args.name} over {args.hdd} "
-          f"(HDD) and {args.ssd} (SSD), "
+    print(f"{args.name}: created /dev/mapper/{args.name} over {hdd} "
+          f"(HDD) and {ssd} (SSD), "
           f"{report.human_bytes(args.extent_size * SECTOR)} extents",
           file=out)
 
@@ -240,7 +253,7 @@ def cmd_trace(system, args, out):
 
 
 def cmd_activate(system, args, out):
-    entries = tab.load(args.tab)
+    entries = tab.load(args.tab, system.dev_root)
     unknown = [n for n in args.names if n not in {e.name for e in entries}]
     if unknown:
         raise HottierError(f"{args.tab} lists no {', '.join(unknown)}")
@@ -272,9 +285,11 @@ def parser():
     p = add_command(subs, "create", cmd_create,
                     "create a hottier device over an HDD and an SSD")
     p.add_argument("--hdd", required=True, metavar="DEV",
-                   help="the pool that holds every byte")
+                   help="the pool that holds every byte: a path, "
+                        "by-id/NAME (below /dev/disk) or VG/LV")
     p.add_argument("--ssd", required=True, metavar="DEV",
-                   help="the fast device that holds replicas")
+                   help="the fast device that holds replicas (the same "
+                        "forms)")
     p.add_argument("--extent-size", default=parse_extent(DEFAULT_EXTENT),
                    type=arg_type(parse_extent, "a size"), metavar="SIZE",
                    help="1M (default), 512K, or sectors: a power of two "

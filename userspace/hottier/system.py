@@ -52,14 +52,17 @@ def command(cmd, env=os.environ):
 
 
 class System:
-    """sysfs under sysfs_root, mounts and swaps from proc_root; dmsetup and
+    """sysfs under sysfs_root, mounts and swaps from proc_root, device
+    nodes named for VG/LV (tab.lv_path()) under dev_root; dmsetup and
     modprobe are commands (lists, or strings split as a shell would).
     from_env() takes them from HOTTIER_SYSFS_ROOT, HOTTIER_PROC_ROOT,
     HOTTIER_DMSETUP and HOTTIER_MODPROBE."""
 
     def __init__(self, sysfs_root="/sys", dmsetup="dmsetup",
-                 proc_root="/proc", modprobe="modprobe", euid=None):
+                 proc_root="/proc", modprobe="modprobe", euid=None,
+                 dev_root="/dev"):
         self.sysfs_root = sysfs_root
+        self.dev_root = dev_root
         self.dmsetup_cmd = command(dmsetup)
         self.proc_root = proc_root
         self.modprobe_cmd = command(modprobe)

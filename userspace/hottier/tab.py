@@ -5,11 +5,13 @@ One device a line, fields separated by blanks:
     name  hdd  ssd  extent  [key=value ...]
 
 name is the dm name (/dev/mapper/<name>); hdd and ssd are absolute paths
-(/dev/sdb, /dev/disk/by-id/...) or by-id/..., by-path/..., by-uuid/...,
-by-partuuid/... below /dev/disk; extent is a size (1M, 512K, 2048 for
-sectors); the keys are the table's optional keys. # starts a comment.
+(/dev/sdb, /dev/disk/by-id/...), by-id/..., by-path/..., by-uuid/...,
+by-partuuid/... below /dev/disk, or VG/LV for an LVM logical volume
+(/dev/VG/LV); extent is a size (1M, 512K, 2048 for sectors); the keys are
+the table's optional keys. # starts a comment.
 """
 
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -37,33 +39,72 @@ def check_name(name):
     return name
 
 
-def device_path(spec):
-    """An absolute path as it is; by-id/X and its kin below /dev/disk."""
+DISK_LINK = re.compile(r"by-[a-z]+/\S+")
+# LVM's VG and LV names: these characters, not starting with a hyphen, and
+# neither "." nor "..".
+LVM_NAME = re.compile(r"[A-Za-z0-9+_.][A-Za-z0-9+_.-]{0,126}")
+
+
+def lv_name(spec):
+    """(VG, LV) if spec names a logical volume as VG/LV, else None.
+    by-id/NAME and its kin are /dev/disk links, not a VG named by-id."""
+    parts = spec.split("/")
+    if len(parts) != 2 or DISK_LINK.fullmatch(spec):
+        return None
+    if all(LVM_NAME.fullmatch(p) and p not in (".", "..") for p in parts):
+        return tuple(parts)
+    return None
+
+
+def lv_path(vg, lv, dev="/dev"):
+    """The node of logical volume VG/LV: /dev/VG/LV, the link udev (or LVM
+    without udev) makes for an active LV; else its device-mapper node,
+    /dev/mapper/VG-LV with the hyphens in each name doubled; else
+    /dev/VG/LV, which is missing while the LV is not active."""
+    path = os.path.join(dev, vg, lv)
+    if os.path.exists(path):
+        return path
+    mapper = os.path.join(dev, "mapper", vg.replace("-", "--") + "-" +
+                          lv.replace("-", "--"))
+    return mapper if os.path.exists(mapper) else path
+
+
+def device_path(spec, dev="/dev", relative=False):
+    """An absolute path as it is; by-id/X and its kin below /dev/disk;
+    VG/LV as the logical volume's node (lv_path()). Anything else is
+    refused, or with relative (the command line) a path as it is."""
     if spec.startswith("/"):
         return spec
-    if re.fullmatch(r"by-[a-z]+/\S+", spec):
-        return "/dev/disk/" + spec
-    raise HottierError(f"device '{spec}': expected an absolute path or "
-                       "by-id/NAME")
+    if DISK_LINK.fullmatch(spec):
+        return os.path.join(dev, "disk", spec)
+    names = lv_name(spec)
+    if names:
+        return lv_path(*names, dev=dev)
+    if relative:
+        return spec
+    raise HottierError(f"device '{spec}': expected an absolute path, "
+                       "by-id/NAME or VG/LV")
 
 
-def parse_line(words, number):
+def parse_line(words, number, dev="/dev"):
     if len(words) < 4:
         raise HottierError("expected: name hdd ssd extent [key=value ...]")
     name, hdd, ssd, extent = words[:4]
-    return Entry(check_name(name), device_path(hdd), device_path(ssd),
-                 parse_extent(extent), parse_assignments(words[4:]), number)
+    return Entry(check_name(name), device_path(hdd, dev),
+                 device_path(ssd, dev), parse_extent(extent),
+                 parse_assignments(words[4:]), number)
 
 
-def parse(text, path=DEFAULT_PATH):
-    """The entries of a hottiertab; an error names the file and line."""
+def parse(text, path=DEFAULT_PATH, dev="/dev"):
+    """The entries of a hottiertab, members resolved to paths (a VG/LV as
+    it is now: see lv_path()); an error names the file and line."""
     entries = []
     for number, line in enumerate(text.splitlines(), 1):
         words = line.split("#", 1)[0].split()
         if not words:
             continue
         try:
-            entry = parse_line(words, number)
+            entry = parse_line(words, number, dev)
             if any(e.name == entry.name for e in entries):
                 raise HottierError(f"'{entry.name}' listed twice")
         except HottierError as e:
@@ -72,9 +113,9 @@ def parse(text, path=DEFAULT_PATH):
     return entries
 
 
-def load(path=DEFAULT_PATH):
+def load(path=DEFAULT_PATH, dev="/dev"):
     try:
         with open(path) as f:
-            return parse(f.read(), path)
+            return parse(f.read(), path, dev)
     except OSError as e:
         raise HottierError(f"{path}: {e.strerror}")
