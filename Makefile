@@ -9,7 +9,11 @@
 #   make check        everything CI runs; ends with "N passed, N failed"
 #   make demo         the same zipf workload on a bare emulated HDD and on
 #                     hottier in a guest: hit ratio, speed-up, a plot
-#   make bench        overhead against dm-linear, hit ratio against dm-cache
+#   make bench        overhead against dm-linear, hit ratio against dm-cache,
+#                     then bench-workloads; results/bench/report.md
+#   make bench-workloads  issue 14's workloads (moving hot set, streaming,
+#                     backup scan, SoftLayer, capture writer) on hottier,
+#                     dm-cache smq and dm-linear with the oracle, one guest
 #   make soak         the integrity race test for SOAK_SECONDS (default 600),
 #                     then a 4 TiB SSD (64M slots) loaded in a 10 GiB guest
 #
@@ -29,7 +33,7 @@ DOCDIR ?= $(PREFIX)/share/doc/hottierctl
 UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 
-.PHONY: all modules install install-module install-userspace clean distclean setup check demo kunit static guest-test dkms-test host-test matrix debug-kernel bench soak
+.PHONY: all modules install install-module install-userspace clean distclean setup check demo kunit static guest-test dkms-test host-test matrix debug-kernel bench bench-workloads soak
 
 all: modules
 
@@ -102,6 +106,13 @@ demo:
 
 bench:
 	scripts/bench.sh
+
+# BENCH_WORKLOADS (comma list), BENCH_SECONDS (runtime scale, 30),
+# BENCH_EXTENT (sectors, 128): see scripts/bench-workloads.sh.
+bench-workloads:
+	scripts/setup.sh >/dev/null
+	scripts/bench-workloads.sh
+	MPLBACKEND=Agg /usr/bin/python3 tests/bench/bench_report.py results/bench
 
 # The integrity race test, minutes long; HOTTIER_SEED repeats a run. The
 # crash cuts of the on-SSD map, CRASH_CUTS per write policy. Then

@@ -28,30 +28,9 @@ ssd_mb=${BENCH_SSD_MB:-128}
 hdd_mb=${BENCH_HDD_MB:-$((8 * ssd_mb))}
 hargs=${BENCH_HOTTIER_ARGS:-}
 
-for tool in vng fio dmsetup; do
-	command -v "$tool" >/dev/null || {
-		echo "bench-zipf: $tool is missing: run scripts/setup.sh" >&2
-		exit 2
-	}
-done
-
-mkdir -p "$root"
-root=$(cd "$root" && pwd)
-module=${HOTTIER_MODULE:-}
-if [ -z "$module" ]; then
-	mkdir -p "$root/bench"
-	if ! HOTTIER_RESULTS=$root scripts/matrix.sh build 6.1 \
-		> "$root/bench/zipf-build.log" 2>&1; then
-		tail -30 "$root/bench/zipf-build.log" >&2
-		echo "bench-zipf: building dm-hottier for 6.1 failed" >&2
-		exit 1
-	fi
-	module=$root/matrix/6.1/src/dm-hottier.ko
-fi
-[ -f "$module" ] || { echo "bench-zipf: no module $module" >&2; exit 2; }
-module=$(realpath "$module")
-kver=$(scripts/matrix.sh list | sed -n 's/^6\.1: //p')
-[ -n "$kver" ] || { echo "bench-zipf: no 6.1 kernel: run scripts/setup.sh" >&2; exit 2; }
+# shellcheck source=scripts/lib-bench.sh
+. scripts/lib-bench.sh
+bench_prepare zipf "$root"
 
 out=$root/bench/zipf-$extent
 runs=2
@@ -60,20 +39,11 @@ timeout=$((runs * (seconds + 120) + 600))
 echo "bench-zipf: $kver, ${seconds} s per configuration, extent $extent," \
 	"SSD ${ssd_mb} MiB, HDD ${hdd_mb} MiB; results in $out (at most ${timeout} s)"
 
-# The guest's timing depends on the host's load (TCG): note it.
-mkdir -p "$out"
-echo "host load before: $(cat /proc/loadavg)" > "$out/host-load.txt"
+# The guest's timing depends on the host's load (TCG): bench_guest notes it.
 rc=0
-HOTTIER_MODULE=$module HOTTIER_VM_APPEND="null_blk.nr_devices=0" \
-	scripts/vm-run.sh --kver "$kver" --results "$out" --timeout "$timeout" -- \
-	bash -c 'set -eo pipefail
-		modprobe dm-mod; modprobe dm-cache; modprobe dm-cache-smq
-		modprobe null_blk nr_devices=0
-		insmod "$HOTTIER_MODULE"
-		python3 tests/bench/zipf.py "$@" 2>&1 | tee "$HOTTIER_RESULTS/report.txt"' \
-	zipf --seconds "$seconds" --extent "$extent" --ssd-mb "$ssd_mb" \
-	--hdd-mb "$hdd_mb" --hottier-args "$hargs" || rc=$?
-echo "host load after: $(cat /proc/loadavg)" >> "$out/host-load.txt"
+bench_guest "$out" "$timeout" tests/bench/zipf.py --seconds "$seconds" \
+	--extent "$extent" --ssd-mb "$ssd_mb" --hdd-mb "$hdd_mb" \
+	--hottier-args "$hargs" || rc=$?
 cat "$out/host-load.txt"
 [ "$rc" = 0 ] || echo "bench-zipf: failed ($rc); see $out" >&2
 exit "$rc"

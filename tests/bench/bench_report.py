@@ -9,21 +9,29 @@ Reads, each where present (any may be absent):
   zipf-<extent>/zipf.json       tests/bench/zipf.py: per system (dm-hottier,
                                 dm-cache smq, ...) fio's IOPS and p99, the
                                 hit ratio sampled every second, the final hit
-                                ratio, warm-up, and the oracle per unit size;
+                                ratio, warm-up, and the oracle per unit size
+                                (and, at 64 KiB extents, issue 14's zipf
+                                goals on the last third: zipf_goals());
   zipf-<extent>/fio-<name>.json fio's own JSON of each system's run: the
                                 read completion latency (clat) percentiles,
                                 for the latency CDF;
   zipf-<extent>/host-load.txt   the host's load around the guest run;
   overhead*/overhead.json       tests/lib/overhead.py: IOPS against
                                 dm-linear and md RAID1, and their ratios
-                                (the kernel from kernel.log beside it).
+                                (the kernel from kernel.log beside it);
+  <workload>/<workload>.json    tests/bench/workloads.py (moving,
+                                streaming, backup, softlayer, capture):
+                                per system its figures, checked against
+                                issue 14's goals (workload_goals()).
 
 Writes into BENCH_DIR (or --out):
 
   report.md      a header (date, kernel, parameters), the table workload x
                  system (IOPS, p99, mean and final hit ratio, oracle,
-                 final/oracle, warm-up), the overhead table, and the plots as
-                 image links relative to it;
+                 final/oracle, warm-up), the goals of issue 14 with the
+                 figure measured and PASS or FAIL, a table of figures per
+                 workload, the overhead table, and the plots as image
+                 links relative to it;
   report.json    the same figures, and the series the plots draw;
   report-*.png   hit ratio over time and latency CDF per zipf workload, IOPS
                  per system with the overhead ratios (matplotlib, Agg
@@ -166,6 +174,9 @@ def load_zipf(bench_dir, rel):
         w["host_load"] = []
     for name, run in z["runs"].items():
         s = {"name": name, **system_row(run),
+             "steady_hit_ratio": last_third_ratio(run["samples"]),
+             "oracle_64k": ((run.get("oracle") or {}).get("64KiB")
+                            or {}).get("oracle"),
              "hit_ratio_per_sample": per_sample_hit_ratio(run["samples"]),
              "bins": bin_spans(run["samples"], run.get("bins", [])),
              "run_end_s": (min(run["samples"][-1]["t"],
@@ -221,6 +232,278 @@ def load_overhead(bench_dir, rel):
             "seconds": o.get("seconds"), "rows": overhead_rows(o)}
 
 
+# --- issue 14's workloads and goals (tests/bench/workloads.py) -------------
+
+WORKLOAD_NAMES = ["moving", "streaming", "backup", "softlayer", "capture"]
+HOLD = 0.95             # "holds", "no dip": at least 95% of the reference
+POINTS = 0.02           # "+ 2 points", "within 2%": 2 percentage points
+STREAM_SHARE = 0.9      # streaming: at least 0.9 x the oracle
+
+
+def last_third_ratio(samples, t_end=None):
+    """read hits / reads between the sample at 2/3 of [first sample,
+    t_end] (default: the last sample) and the last sample at or before
+    t_end: the steady ratio ("steady is the last third of a run")."""
+    if not samples:
+        return None
+    t0 = samples[0]["t"]
+    t1 = samples[-1]["t"] if t_end is None else t_end
+    cut = t1 - (t1 - t0) / 3
+    a = max((s for s in samples if s["t"] <= cut + 1e-6),
+            key=lambda s: s["t"], default=samples[0])
+    b = max((s for s in samples if s["t"] <= t1 + 1e-6),
+            key=lambda s: s["t"], default=samples[-1])
+    return hit_ratio(b["read_hits"] - a["read_hits"],
+                     b["read_misses"] - a["read_misses"])
+
+
+def goal(workload, text, figure, value, target, ok, fmt="pct"):
+    """One goal row; ok None: not decidable (a figure missing), "report":
+    figures without a goal."""
+    return {"workload": workload, "goal": text, "figure": figure,
+            "value": value, "target": target, "fmt": fmt,
+            "result": ("report" if ok == "report" else
+                       "n/a" if ok is None else "PASS" if ok else "FAIL")}
+
+
+def cmp_ge(a, b):
+    return None if a is None or b is None else a >= b - 1e-12
+
+
+def cmp_lt(a, b):
+    return None if a is None or b is None else a < b
+
+
+def zipf_goals(w):
+    """Issue 14's zipf goal on one zipf-<extent> result: steady (last
+    third) hit ratio >= smq's + 2 points and within 2 points of the oracle
+    at 64 KiB, IOPS ahead of smq. Only at 64 KiB extents (the goal's)."""
+    runs = {s["name"]: s for s in w["systems"]}
+    h, c = runs.get("hottier"), runs.get("cache")
+    if not h or not c or w["params"].get("extent_sectors") != 128:
+        return []
+    n = w["name"]
+    hs, cs = h["steady_hit_ratio"], c["steady_hit_ratio"]
+    o = h.get("oracle_64k")
+    return [
+        goal(n, "steady hit ratio >= smq's + 2 points",
+             "dm-hottier steady hit ratio (smq's + 2 points)", hs,
+             None if cs is None else cs + POINTS,
+             cmp_ge(hs, None if cs is None else cs + POINTS)),
+        goal(n, "within 2% of the oracle at 64 KiB",
+             "dm-hottier steady hit ratio (oracle at 64 KiB - 2 points)",
+             hs, None if o is None else o - POINTS,
+             cmp_ge(hs, None if o is None else o - POINTS)),
+        goal(n, "IOPS ahead of smq", "dm-hottier IOPS (smq's)",
+             h["iops"], c["iops"],
+             None if h["iops"] is None or c["iops"] is None
+             else h["iops"] > c["iops"], fmt="num"),
+    ]
+
+
+def goal_share(name, text, desc, value, base, share):
+    """A goal row: value >= share x base (n/a while either is missing)."""
+    target = None if base is None else share * base
+    return goal(name, text, desc, value, target, cmp_ge(value, target))
+
+
+def workload_goals(w):
+    """The goal rows of one workloads.py result (w: its JSON)."""
+    n, sy = w["workload"], w.get("systems", {})
+    h, c = sy.get("hottier", {}), sy.get("cache", {})
+    rows = []
+    if n == "moving":
+        hf = (h.get("figures") or {}).get("hit_ratio") or {}
+        cf = (c.get("figures") or {}).get("hit_ratio") or {}
+        pre, post = hf.get("pre_fill"), hf.get("post_fill_min")
+        rows.append(goal_share(n, "no dip: after the fill >= 0.95 x the "
+                               "pre-fill ratio",
+                               "dm-hottier lowest hit ratio after the fill "
+                               "(0.95 x pre-fill)", post, pre, HOLD))
+        th, tc = hf.get("time_to_90_b_s"), cf.get("time_to_90_b_s")
+        rows.append(goal(n, "the new hot set reaches 90% of its steady "
+                         "ratio faster than smq",
+                         "dm-hottier seconds to 90% after the move "
+                         "(smq's)", th, tc, cmp_lt(th, tc), fmt="s"))
+    elif n == "streaming":
+        hf = h.get("figures") or {}
+        v, o = hf.get("steady_ssd_share"), hf.get("oracle")
+        rows.append(goal_share(n, "SSD's share of sectors read >= 0.9 x "
+                               "the oracle's",
+                               "dm-hottier steady SSD share (0.9 x files "
+                               "oracle)", v, o, STREAM_SHARE))
+    elif n == "backup":
+        hf = h.get("figures") or {}
+        d, a = (hf.get("zipf_hit_ratio_during_scan"),
+                hf.get("zipf_hit_ratio_same_span_alone"))
+        rows.append(goal_share(n, "zipf hit ratio during the scan >= 0.95 "
+                               "x without it",
+                               "dm-hottier zipf hit ratio during the scan, "
+                               "estimated (0.95 x the same span without "
+                               "it)", d, a, HOLD))
+        p = hf.get("promotions_by_scan")
+        rows.append(goal(n, "the scan promotes nothing",
+                         "dm-hottier promotions by the scan", p, 0,
+                         None if p is None else p <= 0, fmt="num"))
+    elif n == "softlayer":
+        for name, s in sy.items():
+            for mix, r in (s.get("runs") or {}).items():
+                f = r.get("figures") or {}
+                p99 = f"read p99 ms {num(f.get('read_p99_ms'), '.1f')}"
+                if f.get("write_iops"):
+                    p99 += (f", write p99 ms "
+                            f"{num(f.get('write_p99_ms'), '.1f')}")
+                rows.append(goal(n, "reported as IOPS and p99 latency",
+                                 f"{s.get('label', name)}, {mix}: IOPS "
+                                 f"({p99})", f.get("iops"), None, "report",
+                                 fmt="num"))
+    elif n == "capture":
+        b = (sy.get("hottier-budget") or {}).get("figures") or {}
+        v = b.get("writer_held")
+        rows.append(goal(n, "the writer's bandwidth holds with "
+                         "migration_budget_us set",
+                         "writer bandwidth / its rate, dm-hottier with "
+                         f"migration_budget_us {w['params'].get('budget_us')}",
+                         v, HOLD, cmp_ge(v, HOLD)))
+    return rows
+
+
+def system_figures(w):
+    """Per workload, the rows of its figure table: [system, figures...]
+    and the header."""
+    n, sy = w["workload"], w.get("systems", {})
+    rows = []
+    if n == "moving":
+        head = ["system", "IOPS A", "IOPS B", "steady A", "steady B",
+                "oracle A", "oracle B", "full at", "pre-fill",
+                "post-fill min", "to 90% after move"]
+        for name, s in sy.items():
+            ph = s.get("phases", [])
+            hf = (s.get("figures") or {}).get("hit_ratio") or {}
+            o = s.get("oracle", {})
+            unit = unit_name(s.get("unit_sectors", 128))
+
+            def orc(k):
+                return pct(((o.get(k) or {}).get(unit) or {}).get("oracle"))
+            rows.append([s.get("label", name)] + [
+                num(p["jobs"][0]["read"]["iops"]) for p in ph[:2]] +
+                [pct(hf.get("steady_a")), pct(hf.get("steady_b")),
+                 orc("phase_a"), orc("phase_b"),
+                 seconds(hf.get("fill_s")), pct(hf.get("pre_fill")),
+                 pct(hf.get("post_fill_min")),
+                 seconds(hf.get("time_to_90_b_s"))])
+    elif n == "streaming":
+        head = ["system", "MiB/s", "SSD share", "steady SSD share",
+                "steady hit ratio", "files oracle", "steady / oracle"]
+        for name, s in sy.items():
+            f = s.get("figures") or {}
+            o = ((s.get("oracle") or {}).get("files") or {}).get("oracle")
+            rows.append([s.get("label", name), num(s.get("bw_mib_s"), ".1f"),
+                         pct(f.get("ssd_share")),
+                         pct(f.get("steady_ssd_share")),
+                         pct(f.get("steady_hit_ratio")), pct(o),
+                         num(f.get("steady_over_oracle"), ".3f")])
+    elif n == "backup":
+        head = ["system", "zipf IOPS alone", "zipf IOPS with scan",
+                "scan s", "scanned", "zipf hit ratio in scan span: alone",
+                "with scan (est.)", "ratio", "promotions in span: alone",
+                "with scan"]
+        for name, s in sy.items():
+            f = s.get("figures") or {}
+            runs = s.get("runs") or {}
+
+            def ziops(v):
+                ph = (runs.get(v) or {}).get("phases") or []
+                return num(ph[0]["jobs"][0]["read"]["iops"]) if ph else "-"
+            rows.append([s.get("label", name), ziops("alone"), ziops("scan"),
+                         num(f.get("scan_s"), ".0f"),
+                         pct(f.get("scan_fraction")),
+                         pct(f.get("zipf_hit_ratio_same_span_alone")),
+                         pct(f.get("zipf_hit_ratio_during_scan")),
+                         num(f.get("during_over_alone"), ".3f"),
+                         num(f.get("promotions_same_span_alone")),
+                         num(f.get("promotions_during_scan"))])
+    elif n == "softlayer":
+        head = ["system", "8k read IOPS", "read p99 ms", "70/30 read IOPS",
+                "70/30 write IOPS", "70/30 read p99 ms", "70/30 write p99 ms"]
+        for name, s in sy.items():
+            r = ((s.get("runs") or {}).get("read") or {}).get("figures") or {}
+            m = ((s.get("runs") or {}).get("mix70") or {}).get("figures") or {}
+            rows.append([s.get("label", name), num(r.get("read_iops")),
+                         num(r.get("read_p99_ms"), ".1f"),
+                         num(m.get("read_iops")), num(m.get("write_iops")),
+                         num(m.get("read_p99_ms"), ".1f"),
+                         num(m.get("write_p99_ms"), ".1f")])
+    elif n == "capture":
+        head = ["system", "writer KiB/s", "of rate", "writer p99 ms",
+                "reader IOPS", "reader p99 ms", "promotions",
+                "steady hit ratio"]
+        for name, s in sy.items():
+            f = s.get("figures") or {}
+            rows.append([s.get("label", name),
+                         num(f.get("writer_bw_kib_s")),
+                         num(f.get("writer_held"), ".3f"),
+                         num(f.get("writer_p99_ms"), ".1f"),
+                         num(f.get("reader_iops")),
+                         num(f.get("reader_p99_ms"), ".1f"),
+                         num(f.get("promotions")),
+                         pct(f.get("steady_hit_ratio"))])
+    else:
+        head = ["system"]
+    return head, rows
+
+
+def seconds(x):
+    return "-" if x is None else f"{x:.0f} s"
+
+
+def load_workload(bench_dir, name):
+    rel = os.path.join(name, f"{name}.json")
+    path = os.path.join(bench_dir, rel)
+    w = read_json(path)
+    w.setdefault("workload", name)
+    w["source"], w["modified"] = rel, modified(path)
+    try:
+        with open(os.path.join(bench_dir, name, "host-load.txt")) as f:
+            w["host_load"] = f.read().splitlines()
+    except OSError:
+        w["host_load"] = []
+    w["goals"] = workload_goals(w)
+    w["head"], w["rows"] = system_figures(w)
+    return w
+
+
+def goal_value(v, fmt):
+    if v is None:
+        return "-"
+    if fmt == "pct":
+        return pct(v) if v <= 1.5 else num(v, ".3f")
+    if fmt == "s":
+        return seconds(v)
+    return num(v, ".0f") if abs(v) >= 10 or v == int(v) else num(v, ".3f")
+
+
+def goal_rows(rep):
+    rows = []
+    for g in rep["goals"]:
+        rows.append([g["workload"], g["goal"], g["figure"],
+                     goal_value(g["value"], g["fmt"]),
+                     goal_value(g["target"], g["fmt"]), g["result"]])
+    return rows
+
+
+def workload_source_line(w):
+    p = w.get("params", {})
+    line = (f"- `{w['source']}` (written {w['modified']}): kernel "
+            f"{p.get('kernel', '-')}; {w.get('description', '')}; S = "
+            f"{p.get('seconds')} s; HDD {p.get('hdd_mb')} MiB, SSD "
+            f"{p.get('ssd_usable_mb')} MiB usable, extent "
+            f"{p.get('extent_sectors')} sectors; hottier table arguments: "
+            f"{p.get('hottier_args') or 'none (defaults)'}; took "
+            f"{num(w.get('elapsed_s'))} s.")
+    return with_host_load(line, w)
+
+
 def extent_key(rel):
     m = re.search(r"zipf-(\d+)", rel)
     return (int(m.group(1)) if m else 0, rel)
@@ -231,7 +514,8 @@ def collect(bench_dir):
     rep = {"bench_dir": os.path.abspath(bench_dir),
            "generated": datetime.datetime.now(datetime.timezone.utc)
            .strftime("%Y-%m-%d %H:%M UTC"),
-           "zipf": [], "overhead": [], "unreadable": []}
+           "zipf": [], "overhead": [], "workloads": [], "goals": [],
+           "unreadable": []}
     zipfs = sorted((os.path.relpath(p, bench_dir) for p in
                     glob.glob(os.path.join(bench_dir, "zipf-*", "zipf.json"))),
                    key=extent_key)
@@ -247,6 +531,19 @@ def collect(bench_dir):
             rep["overhead"].append(load_overhead(bench_dir, rel))
         except (OSError, ValueError, KeyError, TypeError) as e:
             rep["unreadable"].append(f"{rel}: {e!r}")
+    for w in rep["zipf"]:
+        rep["goals"] += zipf_goals(w)
+    for name in WORKLOAD_NAMES:
+        rel = os.path.join(name, f"{name}.json")
+        if not os.path.exists(os.path.join(bench_dir, rel)):
+            continue
+        try:
+            w = load_workload(bench_dir, name)
+        except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+            rep["unreadable"].append(f"{rel}: {e!r}")
+            continue
+        rep["workloads"].append(w)
+        rep["goals"] += w["goals"]
     return rep
 
 
@@ -317,6 +614,11 @@ def workload_line(w):
             f"{p['extent_sectors']} sectors ({unit_name(p['extent_sectors'])})"
             f" = {p.get('slots', '-')} slots; hottier table arguments: "
             f"{hargs}.")
+    return with_host_load(line, w)
+
+
+def with_host_load(line, w):
+    """line, and the host's load averages where the run recorded them."""
     if w["host_load"]:
         line += " Host load average (1, 5, 15 min) " + ", ".join(
             host_load(h) for h in w["host_load"]) + "."
@@ -345,10 +647,12 @@ def markdown(rep, plots, skipped, where="this directory"):
            f"Generated {rep['generated']} by `tests/bench/bench_report.py` "
            f"from the results in {where}; every figure is read from the "
            "files named below.", ""]
-    if not rep["zipf"] and not rep["overhead"]:
+    if not rep["zipf"] and not rep["overhead"] and not rep["workloads"]:
         out += ["No results found (no `zipf-*/zipf.json`, no "
-                "`overhead*/overhead.json`).", ""]
+                "`overhead*/overhead.json`, no `<workload>/<workload>.json`"
+                ").", ""]
     sources = [workload_line(w) for w in rep["zipf"]]
+    sources += [workload_source_line(w) for w in rep["workloads"]]
     sources += [overhead_line(o) for o in rep["overhead"]]
     sources += [f"- unreadable, left out: {u}" for u in rep["unreadable"]]
     if sources:
@@ -393,6 +697,27 @@ def markdown(rep, plots, skipped, where="this directory"):
             out += [f"![hit ratio over time]({png})", ""]
         for png in plots.get("latency", []):
             out += [f"![read latency CDF]({png})", ""]
+    if rep["goals"]:
+        out += ["## Issue 14's goals", ""]
+        out += table(["workload", "goal (issue 14)", "figure (reference)",
+                      "measured", "target", "result"], goal_rows(rep), 3)
+        out += ["", "Measured side by side in one guest boot per "
+                "results file. Steady: the last third of a run. n/a: a "
+                "figure the goal needs is missing (for moving, an SSD that "
+                "never filled). report: figures without a goal.", ""]
+    for w in rep["workloads"]:
+        out += [f"## Workload: {w['workload']}", "",
+                w.get("description", ""), ""]
+        out += table(w["head"], w["rows"], 1)
+        out.append("")
+        for pr in w.get("problems", []):
+            out += [f"**{w['workload']} problem:** {pr}", ""]
+        for png in plots.get("workload-" + w["workload"], []):
+            out += [f"![{w['workload']}]({png})", ""]
+    if rep["workloads"]:
+        d = rep["workloads"][0].get("definitions", {})
+        out += ["Definitions (tests/bench/workloads.py):", ""]
+        out += [f"- {k}: {v}" for k, v in d.items()] + [""]
     if rep["overhead"]:
         out += ["## Overhead against dm-linear and md RAID1", ""]
         out += table(["result", "test", "I/O", "base", "base IOPS",
@@ -569,12 +894,55 @@ def plot_iops(plt, rep, path):
     plt.close(fig)
 
 
+def plot_workload(plt, w, path):
+    """Hit ratio (dm-hottier: and SSD share) per sample over time of each
+    system of one workload with status samples, the oracle as a line."""
+    fig, ax = plt.subplots(figsize=(9, 5))
+    for i, (name, s) in enumerate(w["systems"].items()):
+        sm = s.get("samples") or []
+        if not sm:
+            continue
+        c = COLORS[i % len(COLORS)]
+        t0 = (s.get("phases") or [{}])[0].get("t_start", sm[0]["t"])
+        xs, ys = [], []
+        for a, b in zip(sm, sm[1:]):
+            r = hit_ratio(b["read_hits"] - a["read_hits"],
+                          b["read_misses"] - a["read_misses"])
+            if r is not None:
+                xs.append(b["t"] - t0)
+                ys.append(100 * r)
+        ax.plot(xs, ys, color=c, linewidth=1, label=s.get("label", name))
+        for ph in (s.get("phases") or [])[1:]:
+            ax.axvline(ph["t_start"] - t0, color=c, linestyle=":",
+                       linewidth=1)
+        o = s.get("oracle") or {}
+        o = (o.get("files") or {}).get("oracle") if "files" in o else \
+            ((o.get("whole_run") or {}).get(unit_name(
+                s.get("unit_sectors", 128))) or {}).get("oracle")
+        if o is not None:
+            ax.axhline(100 * o, color=c, linestyle=DASHES[i % len(DASHES)],
+                       linewidth=1, label=f"oracle ({s.get('label', name)}"
+                                         f"'s run): {pct(o)}")
+    ax.set_title(f"{w['workload']}: read hit ratio per "
+                 f"{w['params'].get('sample_s', 1):g} s sample\n"
+                 f"{w.get('description', '')}", fontsize=9)
+    ax.set_xlabel("seconds since the first phase's first read "
+                  "(dotted: next phase)")
+    ax.set_ylabel("read hit ratio (%)")
+    ax.set_ylim(0, 100)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def plot(rep, out_dir):
     """Writes the PNGs; returns ({"kind": [file name, ...]}, None), or
     ({}, why) when it cannot plot."""
     for old in glob.glob(os.path.join(out_dir, PNG_PREFIX + "*.png")):
         os.unlink(old)          # no stale plot beside a new report
-    if not rep["zipf"] and not rep["overhead"]:
+    if not rep["zipf"] and not rep["overhead"] and not rep["workloads"]:
         return {}, "no results to plot"
     os.environ.setdefault("MPLBACKEND", "Agg")
     try:
@@ -593,9 +961,15 @@ def plot(rep, out_dir):
             name = f"{PNG_PREFIX}latency-{w['name']}.png"
             plot_latency(plt, w, os.path.join(out_dir, name))
             plots["latency"].append(name)
-    name = f"{PNG_PREFIX}iops.png"
-    plot_iops(plt, rep, os.path.join(out_dir, name))
-    plots["iops"].append(name)
+    if rep["zipf"] or rep["overhead"]:
+        name = f"{PNG_PREFIX}iops.png"
+        plot_iops(plt, rep, os.path.join(out_dir, name))
+        plots["iops"].append(name)
+    for w in rep["workloads"]:
+        if any(s.get("samples") for s in w.get("systems", {}).values()):
+            name = f"{PNG_PREFIX}workload-{w['workload']}.png"
+            plot_workload(plt, w, os.path.join(out_dir, name))
+            plots["workload-" + w["workload"]] = [name]
     return plots, None
 
 
@@ -622,7 +996,7 @@ def main(argv=None):
         for names in plots.values():
             for n in names:
                 print(f"plot: {os.path.join(out, n)}")
-    if not rep["zipf"] and not rep["overhead"]:
+    if not rep["zipf"] and not rep["overhead"] and not rep["workloads"]:
         print(f"bench report: no results in {args.bench_dir}",
               file=sys.stderr)
         return 1

@@ -33,23 +33,22 @@ $HOTTIER_RESULTS); exits 1 if a configuration misbehaved (see "problems").
 """
 
 import argparse
-import collections
-import fcntl
 import json
 import os
-import struct
-import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))), "lib"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The devices, stacks, status parsing and oracle, shared with workloads.py
+# (benchlib puts tests/lib, where devices is, on the path).
+from benchlib import (  # noqa: E402,F401
+    SECTOR, HDD_LATENCY_MS, SSD_LATENCY_US, CACHE_META_MB, HOTTIER_INFO,
+    CACHE_INFO, DmStatusReader, round_up, hottier_meta_sectors,
+    hottier_slots, hottier_ssd_sectors, parse_status, ratio,
+    kernel_log_lines, Stack, read_offsets, oracle, unit_name, window_ratio,
+    align, run_sampled)
 import devices  # noqa: E402
 
-SECTOR = 512
-HDD_LATENCY_MS = 4.0
-SSD_LATENCY_US = 100
-CACHE_META_MB = 8
 BIN_S = 10              # hit ratio over time: one row per BIN_S seconds
 WARM_WINDOW_S = 5       # warm-up: hit ratio over a sliding window this long
 WARM_FRACTION = 0.9     # ... reaching this fraction of the final hit ratio
@@ -57,173 +56,6 @@ WARM_FRACTION = 0.9     # ... reaching this fraction of the final hit ratio
 FIO_JOB = ["--rw=randread", "--bs=4k", "--ioengine=libaio", "--iodepth=16",
            "--direct=1", "--random_distribution=zipf:1.2",
            "--randseed=4242", "--time_based"]
-
-# dmsetup status INFO after "<start> <len> hottier" (Documentation/hottier.rst)
-HOTTIER_INFO = ["reads", "writes", "read_sectors", "write_sectors",
-                "discards", "flushes", "ssd_flush_errors", "used_total",
-                "read_hits", "read_misses", "promotions", "demotions",
-                "copies_discarded", "migrations", "pinned", "tracked",
-                "scrub_checked", "scrub_mismatches"]
-# dm-cache (Documentation/admin-guide/device-mapper/cache.rst)
-CACHE_INFO = ["md_block_size", "md_used_total", "block_size", "used_total",
-              "read_hits", "read_misses", "write_hits", "write_misses",
-              "demotions", "promotions", "dirty"]
-
-
-# DM_TABLE_STATUS on /dev/mapper/control (linux/dm-ioctl.h): the status is
-# read once a second, without a dmsetup fork and exec each time (slow under
-# TCG), and with DM_NOFLUSH_FLAG as "dmsetup status --noflush" so that
-# reading it does not make dm-cache commit its metadata.
-DM_TABLE_STATUS = 0xC138FD0C    # _IOWR(0xfd, 12, struct dm_ioctl)
-DM_IOCTL_SIZE = 312             # sizeof(struct dm_ioctl)
-DM_BUFFER_FULL_FLAG = 1 << 8
-DM_NOFLUSH_FLAG = 1 << 11
-DM_IOCTL_HEAD = "=3IIIIiIIIQ128s"   # version .. dev, name
-DM_TARGET_SPEC = "=QQiI16s"         # struct dm_target_spec, 40 bytes
-
-
-class DmStatusReader:
-    """INFO status of a one-target dm device, as "dmsetup status" prints
-    it: "<start> <length> <target> <info>"."""
-
-    def __init__(self, name):
-        self.name = name
-        self.fd = os.open("/dev/mapper/control", os.O_RDWR)
-
-    def __call__(self):
-        size = 16384
-        while True:
-            buf = bytearray(size)
-            struct.pack_into(DM_IOCTL_HEAD, buf, 0, 4, 0, 0, size,
-                             DM_IOCTL_SIZE, 0, 0, DM_NOFLUSH_FLAG, 0, 0, 0,
-                             self.name.encode())
-            fcntl.ioctl(self.fd, DM_TABLE_STATUS, buf, True)
-            (_, _, _, _, start, count, _, flags, _, _, _, _) = \
-                struct.unpack_from(DM_IOCTL_HEAD, buf, 0)
-            if not flags & DM_BUFFER_FULL_FLAG:
-                break
-            size *= 4
-        if count != 1:
-            raise RuntimeError(f"{self.name}: {count} targets")
-        sector, length, _, _, ttype = struct.unpack_from(DM_TARGET_SPEC,
-                                                         buf, start)
-        off = start + struct.calcsize(DM_TARGET_SPEC)
-        info = bytes(buf[off:buf.index(0, off)]).decode()
-        return f"{sector} {length} {ttype.rstrip(bytes(1)).decode()} {info}"
-
-    def close(self):
-        os.close(self.fd)
-
-
-def round_up(x, m):
-    return -(-x // m) * m
-
-
-def hottier_meta_sectors(ssd_sectors, extent):
-    """Superblock (8 sectors) and a 16-byte map entry for every extent the
-    SSD could hold, rounded up to an extent (Documentation/hottier.rst)."""
-    entries = ssd_sectors // extent
-    return round_up(8 + -(-16 * entries // SECTOR), extent)
-
-
-def hottier_slots(ssd_sectors, extent):
-    return (ssd_sectors - hottier_meta_sectors(ssd_sectors, extent)) // extent
-
-
-def hottier_ssd_sectors(usable_sectors, extent):
-    """The smallest SSD whose slots hold exactly usable_sectors."""
-    want = usable_sectors // extent
-    s = usable_sectors + extent
-    while hottier_slots(s, extent) < want:
-        s += extent
-    assert hottier_slots(s, extent) == want
-    return s
-
-
-def parse_status(kind, line):
-    f = line.split()
-    names = HOTTIER_INFO if kind == "hottier" else CACHE_INFO
-    if len(f) < 3 + len(names) or f[2] != ("hottier" if kind == "hottier"
-                                           else "cache"):
-        raise RuntimeError(f"unexpected {kind} status: {line!r}")
-    v = dict(zip(names, f[3:3 + len(names)]))
-    used, total = v.pop("used_total").split("/")
-    out = {"used": int(used), "total": int(total)}
-    for k in ("read_hits", "read_misses", "promotions", "demotions"):
-        out[k] = int(v[k])
-    if kind == "hottier":
-        for k in ("reads", "writes", "copies_discarded", "migrations",
-                  "tracked", "ssd_flush_errors"):
-            out[k] = int(v[k])
-    else:
-        out["md_used_total"] = v["md_used_total"]
-        out["dirty"] = int(v["dirty"])
-    return out
-
-
-def ratio(hits, misses):
-    return hits / (hits + misses) if hits + misses else None
-
-
-def kernel_log_lines():
-    return devices.run("dmesg").stdout.splitlines()
-
-
-class Stack:
-    """Fresh emulated HDD and SSD, the target on top; removed on exit."""
-
-    def __init__(self, p, cfg):
-        self.p, self.cfg, self.objs = p, cfg, []
-
-    def _keep(self, obj):
-        self.objs.append(obj)
-        return obj
-
-    def __enter__(self):
-        p, cfg = self.p, self.cfg
-        try:
-            hdd = self._keep(devices.hdd("bz_hdd", p.hdd_mb,
-                                         latency_ms=HDD_LATENCY_MS))
-            ssd = self._keep(devices.ssd("bz_ssd", p.ssd_nullb_mb,
-                                         latency_us=SSD_LATENCY_US))
-            length = devices.sectors(hdd.path)
-            if cfg["kind"] == "hottier":
-                ssd_dev = self._keep(devices.DmDevice(
-                    "bz_ssdl", f"0 {p.hottier_ssd_sectors} linear {ssd.path} 0"))
-                words = p.hottier_args.split()
-                opt = f" {len(words)} {' '.join(words)}" if words else ""
-                table = (f"0 {length} hottier {hdd.path} {ssd_dev.path} "
-                         f"{cfg['unit']}{opt}")
-            else:
-                ssd_dev = self._keep(devices.DmDevice(
-                    "bz_ssdl", f"0 {p.usable_sectors} linear {ssd.path} 0"))
-                meta = self._keep(devices.ssd("bz_meta", CACHE_META_MB,
-                                              latency_us=SSD_LATENCY_US))
-                table = (f"0 {length} cache {meta.path} {ssd_dev.path} "
-                         f"{hdd.path} {cfg['unit']} 1 writethrough smq 0")
-            self.table_line = table
-            self.dev = self._keep(devices.DmDevice("bz_" + cfg["name"], table))
-            self.reader = DmStatusReader(self.dev.name)
-            line = self.reader()
-            want = devices.run("dmsetup", "status", "--noflush",
-                               self.dev.name).stdout.strip()
-            if line.split()[:3] != want.split()[:3]:
-                raise RuntimeError(f"status ioctl: {line!r}, dmsetup: {want!r}")
-        except BaseException:
-            self.__exit__()
-            raise
-        return self
-
-    def status(self):
-        return parse_status(self.cfg["kind"], self.reader())
-
-    def __exit__(self, *exc):
-        if getattr(self, "reader", None):
-            self.reader.close()
-            self.reader = None
-        for obj in reversed(self.objs):
-            obj.remove()
-        self.objs = []
 
 
 def run_fio(path, seconds, iolog, jsonout, sample_s, status):
@@ -234,86 +66,17 @@ def run_fio(path, seconds, iolog, jsonout, sample_s, status):
            "--output-format=json", f"--output={jsonout}"]
     samples = [dict(t=0.0, **status())]
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    k = 1
-    while True:
-        try:
-            proc.wait(timeout=max(0.0, t0 + k * sample_s - time.monotonic()))
-            break
-        except subprocess.TimeoutExpired:
-            pass
+
+    def take():
         samples.append(dict(t=round(time.monotonic() - t0, 3), **status()))
-        k += 1
-    out, err = proc.communicate()
-    samples.append(dict(t=round(time.monotonic() - t0, 3), **status()))
-    if proc.returncode:
-        raise RuntimeError(f"fio failed ({proc.returncode}): {err}{out}")
+
+    rc, out, err = run_sampled(cmd, sample_s, take)
+    take()
+    if rc:
+        raise RuntimeError(f"fio failed ({rc}): {err}{out}")
     with open(jsonout) as f:
         job = json.load(f)["jobs"][0]
     return job, samples
-
-
-def read_offsets(iolog):
-    """Reads per 4 KiB-aligned offset in a fio (version 2 or 3) iolog."""
-    counts = collections.Counter()
-    with open(iolog) as f:
-        for line in f:
-            w = line.split()
-            # v3: "<msec> <file> read <offset> <len>"; v2 has no msec.
-            if len(w) >= 4 and w[-3] == "read":
-                counts[int(w[-2])] += 1
-    return counts
-
-
-def oracle(counts, capacity_bytes, units):
-    """Static placement of the most read units that fit in capacity."""
-    n = sum(counts.values())
-    res = {}
-    for unit in units:
-        per = collections.Counter()
-        for off, c in counts.items():
-            per[off // unit] += c
-        cap = capacity_bytes // unit
-        top = sorted(per.values(), reverse=True)[:cap]
-        res[unit_name(unit)] = {
-            "unit_bytes": unit, "capacity_units": cap,
-            "units_read": len(per),
-            "oracle": round(sum(top) / n, 4) if n else None,
-            "oracle_cold": round((sum(top) - len(top)) / n, 4) if n else None,
-        }
-    return res
-
-
-def unit_name(nbytes):
-    return f"{nbytes >> 20}MiB" if nbytes >= 1 << 20 else f"{nbytes >> 10}KiB"
-
-
-def window_ratio(samples, i, j):
-    a, b = samples[i], samples[j]
-    return ratio(b["read_hits"] - a["read_hits"],
-                 b["read_misses"] - a["read_misses"])
-
-
-def align(samples):
-    """Counters from the sample taken before fio started (udev's probe of
-    the new device already read it), times from the last sample before the
-    first read of fio (fio itself can take seconds to start in the guest)."""
-    base = samples[0]
-
-    def nreads(s):
-        return s["read_hits"] + s["read_misses"]
-
-    first = next((i for i, s in enumerate(samples)
-                  if nreads(s) > nreads(base)), 1)
-    t0 = samples[first - 1]["t"]
-    out = [dict(s, t=round(s["t"] - t0, 3),
-                read_hits=s["read_hits"] - base["read_hits"],
-                read_misses=s["read_misses"] - base["read_misses"])
-           for s in samples[first - 1:]]
-    return {"samples": out, "fio_start_s": t0,
-            "baseline": {k: base[k] for k in ("read_hits", "read_misses",
-                                               "used", "promotions")}}
 
 
 def analyse(samples, seconds):
