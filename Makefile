@@ -4,7 +4,7 @@
 #                     installed Debian kernel with headers and a /boot image)
 #   make install      install-module and install-userspace
 #   make install-module      into /lib/modules/<ver>/updates, run depmod
-#   make install-userspace   hottierctl, its man page, udev rule and systemd
+#   make install-userspace   hottierctl, its man page, udev rules and systemd
 #                     unit under PREFIX (default /usr/local); DESTDIR stages
 #   make check        everything CI runs; ends with "N passed, N failed"
 #   make demo         the same zipf workload on a bare emulated HDD and on
@@ -49,7 +49,7 @@ install-module: modules
 	$(MAKE) -C $(KDIR) M=$(MDIR) INSTALL_MOD_DIR=updates CONFIG_MODULE_SIG_ALL= modules_install
 	depmod -a $(KVER)
 
-# The script, the rule and the unit name where hottierctl and its package
+# The script, the rules and the unit name where hottierctl and its package
 # are installed.
 install-userspace:
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(HOTTIER_LIBDIR)/hottier \
@@ -61,8 +61,11 @@ install-userspace:
 	install -m 0644 userspace/hottier/*.py $(DESTDIR)$(HOTTIER_LIBDIR)/hottier/
 	install -m 0644 userspace/hottierctl.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 userspace/hottiertab.example $(DESTDIR)$(DOCDIR)/
-	sed 's|/usr/local/sbin/hottierctl|$(SBINDIR)/hottierctl|' \
-		userspace/60-hottier.rules > $(DESTDIR)$(UDEVRULESDIR)/60-hottier.rules
+	for r in 60-hottier.rules 59-hottier-members.rules \
+		68-hottier-members.rules; do \
+		sed 's|/usr/local/sbin/hottierctl|$(SBINDIR)/hottierctl|' \
+			userspace/$$r > $(DESTDIR)$(UDEVRULESDIR)/$$r || exit 1; \
+	done
 	sed 's|/usr/local/sbin/hottierctl|$(SBINDIR)/hottierctl|' \
 		userspace/hottier.service > $(DESTDIR)$(UNITDIR)/hottier.service
 

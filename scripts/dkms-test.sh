@@ -90,6 +90,15 @@ else
 	bad dkms_remove_leaves_nothing "$left $found"
 fi
 
+# The udev rules, each naming the installed hottierctl.
+rules_installed() {
+	local r
+	grep -q '^RUN+="/usr/local/sbin/hottierctl tune-queues' "$1/60-hottier.rules" || return 1
+	for r in 59-hottier-members.rules 68-hottier-members.rules; do
+		grep -q 'IMPORT{program}="/usr/local/sbin/hottierctl udev-member' "$1/$r" || return 1
+	done
+}
+
 # make install: into /lib/modules/<ver>/updates, then depmod finds it;
 # hottierctl and its files staged under DESTDIR, so none stay behind.
 for k in "${kvers[@]}"; do
@@ -99,10 +108,11 @@ for k in "${kvers[@]}"; do
 	if make -C "$tmp" KVER="$k" DESTDIR="$tmp/root" install >/dev/null 2>&1 &&
 		ls "/lib/modules/$k/updates/$name.ko"* >/dev/null 2>&1 &&
 		modinfo -k "$k" -n "$name" | grep -q "/updates/$name.ko" &&
-		[ -x "$tmp/root/usr/local/sbin/hottierctl" ]; then
+		[ -x "$tmp/root/usr/local/sbin/hottierctl" ] &&
+		rules_installed "$tmp/root/usr/local/lib/udev/rules.d"; then
 		ok "make_install_$k"
 	else
-		bad "make_install_$k" "module not under /lib/modules/$k/updates or hottierctl not installed"
+		bad "make_install_$k" "module not under /lib/modules/$k/updates, or hottierctl or its udev rules not installed"
 	fi
 	rm -f "/lib/modules/$k/updates/$name.ko"*
 	depmod -a "$k"

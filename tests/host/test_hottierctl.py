@@ -49,7 +49,8 @@ def one_line_error(capsys, start="hottierctl: "):
 def test_every_subcommand_of_the_issue_exists():
     assert set(subcommands()) == {
         "create", "remove", "list", "status", "set", "get", "tune-queues",
-        "pin", "unpin", "heat", "activate", "trace"}
+        "pin", "unpin", "heat", "activate", "trace", "udev-member",
+        "lvm-filter"}
 
 
 def test_usage_error_is_one_line_and_exit_status_2():

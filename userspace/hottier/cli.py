@@ -6,8 +6,8 @@ import os
 import sys
 import time
 
-from . import (HottierError, __version__, create, fiemap, queues, report,
-               tab, trace)
+from . import (HottierError, __version__, create, fiemap, members, queues,
+               report, tab, trace)
 from .table import (DEFAULT_EXTENT, FIELDS, SECTOR, TABLE_ONLY,
                     parse_assignments, parse_extent)
 from .system import System
@@ -263,6 +263,34 @@ def cmd_activate(system, args, out):
         raise HottierError("some devices were not created")
 
 
+def cmd_udev_member(system, args, out):
+    """For udev's IMPORT{program}: HOTTIER_MEMBER=hdd|ssd and
+    HOTTIER_DEVICE=name if the tab lists the device as a member; nothing
+    (and status 0) otherwise, or if the tab cannot be read. The
+    hottierctl script runs members.udev_main() instead, which imports
+    less; this is the same with argparse's usage errors."""
+    for line in members.udev_member(vars(args), system.dev_root):
+        print(line, file=out)
+
+
+def cmd_lvm_filter(system, args, out):
+    try:
+        with open(args.tab) as f:
+            text = f.read()
+    except OSError as e:
+        raise HottierError(f"{args.tab}: {e.strerror}")
+    patterns, listed = members.lvm_filter(members.member_specs(text),
+                                          system.dev_root)
+    config = members.lvm_config(patterns)
+    emit(out, {"tab": args.tab, "global_filter": patterns,
+               "members": listed, "config": "\n".join(config) + "\n"},
+         args.json, config)
+
+
+# Commands that read only the tab: no root, no module.
+TAB_ONLY = ("udev-member", "lvm-filter")
+
+
 def add_command(subs, name, func, help, device=True, json_output=False):
     p = subs.add_parser(name, help=help, description=help)
     p.set_defaults(func=func)
@@ -369,6 +397,29 @@ def parser():
                    help="only these entries (default: all)")
     p.add_argument("--tab", default=tab.DEFAULT_PATH, metavar="FILE",
                    help=f"the table of devices (default {tab.DEFAULT_PATH})")
+
+    p = add_command(subs, "udev-member", cmd_udev_member,
+                    "for udev rules: say whether hottiertab lists a block "
+                    "device as a member (HOTTIER_MEMBER=hdd|ssd, "
+                    "HOTTIER_DEVICE=NAME)", device=False)
+    p.add_argument("devnode", metavar="DEVNAME",
+                   help="the device node (udev's $devnode)")
+    p.add_argument("links", metavar="LINK", nargs="*",
+                   help="its links below /dev so far (udev's $links)")
+    p.add_argument("--devnum", metavar="MAJOR:MINOR",
+                   help="its number (default: that of DEVNAME)")
+    p.add_argument("--links-only", action="store_true",
+                   help="print only HOTTIER_MEMBER_LINKS, the LINKs "
+                        "without by-uuid and by-label, for a device known "
+                        "to be a member")
+    p.add_argument("--tab", default=tab.DEFAULT_PATH, metavar="FILE",
+                   help=f"the table of devices (default {tab.DEFAULT_PATH})")
+
+    p = add_command(subs, "lvm-filter", cmd_lvm_filter,
+                    "print the LVM global_filter that hides the members "
+                    "hottiertab lists", device=False, json_output=True)
+    p.add_argument("--tab", default=tab.DEFAULT_PATH, metavar="FILE",
+                   help=f"the table of devices (default {tab.DEFAULT_PATH})")
     return top
 
 
@@ -383,6 +434,9 @@ def main(argv=None, system=None, out=None):
     try:
         if getattr(args, "name", None) and args.command == "create":
             check_name(args.name)
+        if args.command in TAB_ONLY:
+            args.func(system, args, out)
+            return 0
         system.require_root()
         system.require_module(load=args.command in ("create", "activate"))
         args.func(system, args, out)
