@@ -65,6 +65,7 @@ budget_of() {
 	guest-6.12) echo 1500 ;;
 	kernel-7.2-debug) echo 2400 ;;
 	measure-6.1) echo 900 ;;
+	system-6.1) echo 600 ;;
 	kill-6.1) echo 900 ;;
 	dkms) echo 300 ;;
 	guest-7.2-debug) echo 1800 ;;
@@ -154,6 +155,8 @@ stage kernel-7.2-debug debug_kernel_stage
 # The timing tests, once the background kernel build (if any) is done: TCG
 # figures are only worth comparing on an otherwise idle host.
 stage measure-6.1 scripts/matrix.sh measure 6.1
+# The device among LVM, md and udev, also on an idle host (see matrix.sh).
+stage system-6.1 scripts/matrix.sh system 6.1
 # A kernel crash for real: QEMU killed mid-load on file-backed disks.
 stage kill-6.1 scripts/qemu-kill.sh --tier 6.1 \
 	--kver "$(scripts/matrix.sh list | sed -n 's/^6\.1: //p')" \
