@@ -11,7 +11,9 @@ import hashlib
 import mmap
 import os
 import re
+import statistics
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -560,20 +562,39 @@ COST_MB = 32                    # 512 extents, pinned: every I/O a replica's
 COST_S = 5
 
 
-def fio_job(path, args):
-    rc, report, err = hotio.fio(
-        path, "--name=cost", "--ioengine=psync", "--iodepth=1",
-        f"--size={COST_MB}m", "--time_based", f"--runtime={COST_S}",
-        "--randseed=4242", *args)
-    assert rc == 0, err
-    return report
+def fio_alternating(paths, args):
+    """One fio job over both paths, its I/Os alternating between them
+    (file_service_type=roundrobin, one I/O at a time), so that what
+    TCG's host does to a stretch of the run (a vCPU descheduled, a timer
+    late) falls on both devices alike: each I/O's total latency in
+    nanoseconds, from the job's latency log, for each path."""
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "cost")
+        rc, _, err = hotio.fio(
+            ":".join(paths), "--name=cost", "--ioengine=psync",
+            "--iodepth=1", "--file_service_type=roundrobin",
+            f"--filesize={COST_MB}m", "--time_based",
+            f"--runtime={COST_S}", "--randseed=4242",
+            f"--write_lat_log={log}", "--log_avg_msec=0", *args)
+        assert rc == 0, err
+        with open(f"{log}_lat.1.log") as f:
+            lat = [int(line.split(",")[1]) for line in f]
+    # One I/O at a time: the log's order is the I/Os' order, and the
+    # first went to the first file.
+    assert len(lat) > 1000, len(lat)
+    return [lat[i::len(paths)] for i in range(len(paths))]
+
+
+def percentile(lat, pct):
+    return sorted(lat)[min(len(lat) - 1, len(lat) * pct // 100)]
 
 
 def test_persistence_costs_against_persistence_off(hottier_module):
     """The same device with hdd_id (records kept while running) and
     without (persistence off), side by side on like members, every
     extent of the region pinned: 4k random read latency (p50, p99) and
-    4k random write-through IOPS, medians of paired rounds. Between
+    4k random write-through IOPS, medians of paired rounds, each one fio
+    job whose I/Os alternate between the two devices. Between
     rounds the replicas are idle long enough to be recorded again, so
     each write round pays the first write-through's invalidations. The
     copies of the pins give the map writes per promotion."""
@@ -593,17 +614,20 @@ def test_persistence_costs_against_persistence_off(hottier_module):
             per_promotion = (c["map_writes"] - 2) / c["promotions"]
             rounds = {"p50": [], "p99": [], "write": []}
             for r in range(ROUNDS):
+                # Which device takes the first I/O alternates too.
                 pair = (on, off) if r % 2 == 0 else (off, on)
-                got = {}
-                for d in pair:
-                    rd = fio_job(d.path, ["--rw=randread", "--bs=4k",
-                                          "--lat_percentiles=1"])
-                    wr = fio_job(d.path, ["--rw=randwrite", "--bs=4k"])
-                    got[d.name] = (hotio.lat_percentile(rd, 50),
-                                   hotio.lat_percentile(rd, 99),
-                                   hotio.total(wr, "write", "iops"))
-                for i, k in enumerate(("p50", "p99", "write")):
-                    rounds[k].append(got[on.name][i] / got[off.name][i])
+                paths = [d.path for d in pair]
+                rd = dict(zip(pair, fio_alternating(
+                    paths, ["--rw=randread", "--bs=4k"])))
+                wr = dict(zip(pair, fio_alternating(
+                    paths, ["--rw=randwrite", "--bs=4k"])))
+                for pct in (50, 99):
+                    rounds[f"p{pct}"].append(percentile(rd[on], pct) /
+                                             percentile(rd[off], pct))
+                # As many writes each: the IOPS ratio is the inverse of
+                # the mean latencies'.
+                rounds["write"].append(statistics.mean(wr[off]) /
+                                       statistics.mean(wr[on]))
                 recorded(on)
             c = info(on)
             assert c["slots_used"] == COST_MB * 16, c
@@ -615,11 +639,13 @@ def test_persistence_costs_against_persistence_off(hottier_module):
               f"x{med['p99']:.3f}, write-through IOPS x{med['write']:.3f}; "
               f"{per_promotion:.3f} map writes a promotion")
         # The issue's goals are 2% and 3%, and at most 2 map writes a
-        # promotion; TCG's noise gets loose floors here, the figures go
-        # to the closing note and make bench.
+        # promotion. With the I/Os alternating, rounds agree within a few
+        # percent (separate runs of each device disagreed by up to 3x at
+        # p99); make check still holds loose floors, the figures go to
+        # the closing note and make bench.
         assert per_promotion <= 2.0, per_promotion
-        assert med["p50"] <= 1.15 and med["p99"] <= 1.25, rounds
-        assert med["write"] >= 0.85, rounds
+        assert med["p50"] <= 1.10 and med["p99"] <= 1.20, rounds
+        assert med["write"] >= 0.90, rounds
 
 
 def write_behind(path, sector, seed):
