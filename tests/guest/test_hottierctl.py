@@ -471,6 +471,19 @@ def test_activate_creates_present_devices_and_skips_missing_ones(pair):
             assert f"{a}: already active" in r.stdout
             assert "lists no" in refused("activate", "--tab", tab.name,
                                          "nonesuch")
+            # deactivate (hottier.service's ExecStop): an open device
+            # stays, and says so; closed, it is removed.
+            fd = os.open(f"/dev/mapper/{a}", os.O_RDONLY)
+            try:
+                r = ctl("deactivate", "--tab", tab.name, check=False)
+            finally:
+                os.close(fd)
+            assert r.returncode == 1 and a in dm_names(), r
+            assert f"{a}: dmsetup remove failed" in r.stderr, r.stderr
+            assert "left active" in r.stderr, r.stderr
+            r = ctl("deactivate", "--tab", tab.name)
+            assert r.stdout == f"{b}: not active\n{a}: removed\n", r
+            assert a not in dm_names()
         finally:
             if a in dm_names():
                 ctl("remove", a)

@@ -4,8 +4,8 @@
     fake_dmsetup.py STATE.json <dmsetup arguments...>
 
 STATE.json holds {"targets": [...], "devices": {name: {"table": ...,
-"status": ..., "messages": {message: output}}}, "fail": {message or
-"create": error line}, "create_leaves": bool, "log": [...]}; every call is
+"status": ..., "messages": {message: output}}}, "fail": {message,
+"create" or "remove": error line}, "create_leaves": bool, "log": [...]}; every call is
 appended to "log" and creates and removes change "devices".
 """
 
@@ -49,6 +49,8 @@ def run(state, args):
     elif cmd == "info":
         print(f"Name:              {name}")
     elif cmd == "remove":
+        if "remove" in state.get("fail", {}):
+            return fail(state["fail"]["remove"])
         del devices[name]
     elif cmd == "message":
         message = " ".join(args[3:])

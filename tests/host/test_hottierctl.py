@@ -49,8 +49,8 @@ def one_line_error(capsys, start="hottierctl: "):
 def test_every_subcommand_of_the_issue_exists():
     assert set(subcommands()) == {
         "create", "remove", "list", "status", "set", "get", "tune-queues",
-        "pin", "unpin", "heat", "activate", "trace", "udev-member",
-        "lvm-filter"}
+        "pin", "unpin", "heat", "activate", "deactivate", "trace",
+        "udev-member", "lvm-filter"}
 
 
 def test_usage_error_is_one_line_and_exit_status_2():
@@ -1006,6 +1006,64 @@ def test_activate_with_a_bad_hottiertab(disks, tmp_path, capsys):
     assert "No such file or directory" in one_line_error(capsys)
 
 
+def listing(tmp_path, *names):
+    hottiertab = tmp_path / "hottiertab"
+    hottiertab.write_text("".join(f"{n} /dev/sdb /dev/nvme0n1 1M\n"
+                                  for n in names))
+    return str(hottiertab)
+
+
+def test_deactivate_removes_the_active_devices_last_listed_first(
+        tree, tmp_path):
+    tree.block("sdc", "8:32")
+    tree.hottier("upper", kname="dm-4", devnum="253:4", hdd="sdc")
+    hottiertab = listing(tmp_path, "tiered", "gone", "upper")
+    rc, out = tree.run("deactivate", "--tab", hottiertab)
+    assert rc == 0
+    assert out == "upper: removed\ngone: not active\ntiered: removed\n"
+    assert [c for c in tree.dmsetup_log() if c[0] == "remove"] == [
+        ["remove", "upper"], ["remove", "tiered"]]
+    assert tree.load()["devices"] == {}
+
+
+def test_deactivate_names_and_unknown_names(tree, tmp_path, capsys):
+    hottiertab = listing(tmp_path, "tiered", "other")
+    rc, out = tree.run("deactivate", "--tab", hottiertab, "other")
+    assert (rc, out) == (0, "other: not active\n")
+    assert "tiered" in tree.load()["devices"]
+    assert tree.run("deactivate", "--tab", hottiertab, "nonesuch")[0] == 1
+    assert one_line_error(capsys) == \
+        f"hottierctl: {hottiertab} lists no nonesuch\n"
+
+
+def test_deactivate_leaves_an_open_device_says_so_and_goes_on(
+        tree, tmp_path, capsys):
+    tree.block("sdc", "8:32")
+    tree.hottier("upper", kname="dm-4", devnum="253:4", hdd="sdc")
+    tree.set_dmsetup(fail={"remove": "device-mapper: remove ioctl on "
+                                     "tiered  failed: Device or resource "
+                                     "busy"})
+    rc, out = tree.run("deactivate", "--tab",
+                       listing(tmp_path, "tiered", "upper"))
+    assert rc == 1 and out == ""
+    assert capsys.readouterr().err.splitlines() == [
+        "hottierctl: upper: dmsetup remove failed: device-mapper: remove "
+        "ioctl on tiered  failed: Device or resource busy; left active",
+        "hottierctl: tiered: dmsetup remove failed: device-mapper: remove "
+        "ioctl on tiered  failed: Device or resource busy; left active",
+        "hottierctl: some devices were not removed"]
+    assert set(tree.load()["devices"]) == {"tiered", "upper"}
+
+
+def test_deactivate_without_the_module_has_nothing_to_remove(
+        tree, tmp_path):
+    os.rmdir(os.path.join(tree.sys, "module", "dm_hottier"))
+    tree.set_dmsetup(targets=["linear"])
+    rc, out = tree.run("deactivate", "--tab", listing(tmp_path, "tiered"))
+    assert (rc, out) == (0, "tiered: not active\n")
+    assert not [c for c in tree.dmsetup_log() if c[0] == "remove"]
+
+
 # heat
 
 
@@ -1066,6 +1124,7 @@ def test_make_install_userspace_puts_every_file_in_place(tmp_path):
     assert 'ENV{DM_UUID}!="HOTTIER-?*", GOTO="hottier_end"' in rule
     unit = prefix / "lib/systemd/system/hottier.service"
     assert f"ExecStart={sbin} activate\n" in unit.read_text()
+    assert f"ExecStop={sbin} deactivate\n" in unit.read_text()
     # systemd itself finds nothing wrong with the unit (its man page is
     # not installed where man looks: not checked).
     r = subprocess.run(["systemd-analyze", "verify", "--man=no", str(unit)],

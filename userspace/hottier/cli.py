@@ -252,15 +252,31 @@ def cmd_trace(system, args, out):
     emit(out, rec, args.json, trace.trace_lines(rec))
 
 
-def cmd_activate(system, args, out):
+def tab_entries(system, args):
+    """The hottiertab's entries named on the command line (all if none)."""
     entries = tab.load(args.tab, system.dev_root)
     unknown = [n for n in args.names if n not in {e.name for e in entries}]
     if unknown:
         raise HottierError(f"{args.tab} lists no {', '.join(unknown)}")
     if args.names:
         entries = [e for e in entries if e.name in args.names]
+    return entries
+
+
+def cmd_activate(system, args, out):
+    entries = tab_entries(system, args)
     if not create.activate(system, entries, out, sys.stderr):
         raise HottierError("some devices were not created")
+
+
+def cmd_deactivate(system, args, out):
+    entries = tab_entries(system, args)
+    if not system.module_loaded():
+        for e in entries:               # no module, no hottier device
+            print(f"{e.name}: not active", file=out)
+        return
+    if not create.deactivate(system, entries, out, sys.stderr):
+        raise HottierError("some devices were not removed")
 
 
 def cmd_udev_member(system, args, out):
@@ -300,6 +316,13 @@ def add_command(subs, name, func, help, device=True, json_output=False):
         p.add_argument("--json", action="store_true",
                        help="print JSON instead of text")
     return p
+
+
+def add_tab_entries(p):
+    p.add_argument("names", metavar="NAME", nargs="*",
+                   help="only these entries (default: all)")
+    p.add_argument("--tab", default=tab.DEFAULT_PATH, metavar="FILE",
+                   help=f"the table of devices (default {tab.DEFAULT_PATH})")
 
 
 def parser():
@@ -393,10 +416,13 @@ def parser():
     p = add_command(subs, "activate", cmd_activate,
                     "create the devices listed in hottiertab whose "
                     "members exist", device=False)
-    p.add_argument("names", metavar="NAME", nargs="*",
-                   help="only these entries (default: all)")
-    p.add_argument("--tab", default=tab.DEFAULT_PATH, metavar="FILE",
-                   help=f"the table of devices (default {tab.DEFAULT_PATH})")
+    add_tab_entries(p)
+
+    p = add_command(subs, "deactivate", cmd_deactivate,
+                    "remove the devices listed in hottiertab that are "
+                    "active, last listed first (at shutdown, once their "
+                    "filesystems are unmounted)", device=False)
+    add_tab_entries(p)
 
     p = add_command(subs, "udev-member", cmd_udev_member,
                     "for udev rules: say whether hottiertab lists a block "
@@ -438,7 +464,9 @@ def main(argv=None, system=None, out=None):
             args.func(system, args, out)
             return 0
         system.require_root()
-        system.require_module(load=args.command in ("create", "activate"))
+        if args.command != "deactivate":
+            system.require_module(load=args.command in ("create",
+                                                        "activate"))
         args.func(system, args, out)
     except HottierError as e:
         print(f"hottierctl: {e}", file=sys.stderr)

@@ -177,3 +177,25 @@ def activate(system, entries, out=sys.stdout, err=sys.stderr):
                 print(f"hottierctl: {e}", file=err)
                 ok = False
     return ok
+
+
+def deactivate(system, entries, out=sys.stdout, err=sys.stderr):
+    """Removes each entry's device, last listed first, so that a device
+    listed over another goes before it; returns False if one is a device
+    of another target or could not be removed (open: a filesystem still
+    mounted, a holder such as LVM still active). A remove writes the
+    map clean: the next activation restores every replica without a
+    comparison."""
+    ok = True
+    for entry in reversed(entries):
+        if not system.dm_exists(entry.name):
+            print(f"{entry.name}: not active", file=out)
+            continue
+        try:
+            system.device(entry.name)
+            system.dmsetup("remove", entry.name)
+            print(f"{entry.name}: removed", file=out)
+        except HottierError as e:
+            print(f"hottierctl: {entry.name}: {e}; left active", file=err)
+            ok = False
+    return ok
