@@ -417,3 +417,68 @@ def test_lvm_on_top_of_a_hottier_device(lvm, tmp_path):
             i = info(d)
         assert i["read_misses"] == 0 and i["read_hits"] > 0, i
         assert i["replica_reads_ssd"] == i["read_hits"], i
+
+
+def sectors(path):
+    return int(devices.run("blockdev", "--getsz", path).stdout)
+
+
+def test_an_lv_hdd_grows_online_keeping_replicas_and_pins(lvm, tmp_path):
+    """Issue 15, item 3: the HDD LV is extended under a mounted ext4,
+    hottierctl resize reloads the device with the LV's new length,
+    resize2fs grows the filesystem while mounted; the replicas and pins
+    stay, every file is intact and the grown space takes data."""
+    with contextlib.ExitStack() as stack:
+        pv = null_blk(stack, "pv", 160)
+        ssd = null_blk(stack, "ssd", 24)
+        vg = unique("stkvg")
+        lvm.vgcreate(stack, vg, pv.path)
+        hdd = lvm.lvcreate(vg, "pool", "-L64M")
+        name = unique("stkgrow")
+        stack.callback(devices.run, "dmsetup", "remove", "--retry", name,
+                       check=False)
+        ctl("create", name, "--hdd", f"{vg}/pool", "--ssd", ssd.path,
+            "--extent-size", "64K", "--set", "promote_threshold=1000000",
+            "--set", "routing=ssd")
+        devices.settle()
+        d = Existing(name)
+        devices.run("mkfs.ext4", "-q", "-F", d.path)
+        where = str(tmp_path / "mnt")
+        os.mkdir(where)
+        with mounted(d.path, where):
+            sums = files(where, seed=51)
+            os.sync()
+            d.message("pin", "0", str(8 * 2048))
+            before = poll(lambda: info(d), lambda i: i["slots_used"] >= 128
+                          and i["migrations"] == 0, 120, "the pins' copies")
+            size = os.statvfs(where)
+            lvm("lvextend", "-L+64M", f"{vg}/pool")
+            devices.settle()
+            assert sectors(hdd) == 2 * 131072
+            out = ctl("resize", name)
+            assert out.startswith(f"{name}: 131072 to 262144 sectors "
+                                  "(64 MiB to 128 MiB)"), out
+            assert sectors(d.path) == 262144
+            after = info(d)
+            # Restored from the SSD's map by the new table.
+            assert after["map_loaded"] == before["slots_used"], after
+            assert (after["slots_used"], after["pinned"]) == \
+                (before["slots_used"], before["pinned"]), (before, after)
+            devices.run("resize2fs", d.path)
+            grown = os.statvfs(where)
+            assert grown.f_blocks * grown.f_frsize > \
+                1.8 * size.f_blocks * size.f_frsize, (size, grown)
+            # More than the old filesystem held: the new space is used.
+            big = random.Random(52).randbytes(72 * MiB)
+            with open(os.path.join(where, "big"), "wb") as f:
+                f.write(big)
+            os.sync()
+            assert checksums(where, sums) == sums
+            assert checksums(where, ["big"]) == \
+                {"big": hashlib.sha256(big).hexdigest()}
+            r = subprocess.run([HOTTIERCTL, "resize", name, "--json"],
+                               capture_output=True, text=True)
+            assert r.returncode == 0, r.stderr
+            assert '"resized": false' in r.stdout, r.stdout
+        r = devices.run("e2fsck", "-fn", d.path, check=False)
+        assert r.returncode == 0, r.stdout + r.stderr

@@ -5,7 +5,9 @@
 
 STATE.json holds {"targets": [...], "devices": {name: {"table": ...,
 "status": ..., "messages": {message: output}}}, "fail": {message,
-"create" or "remove": error line}, "create_leaves": bool, "log": [...]}; every call is
+"create", "remove", "reload", "resume" or "clear": error line}; a
+reload's table is "inactive" until a resume; with "fail_once", a
+reload, resume or clear fails only once, "create_leaves": bool, "log": [...]}; every call is
 appended to "log" and creates and removes change "devices".
 """
 
@@ -52,6 +54,19 @@ def run(state, args):
         if "remove" in state.get("fail", {}):
             return fail(state["fail"]["remove"])
         del devices[name]
+    elif cmd in ("reload", "resume", "clear"):
+        if cmd in state.get("fail", {}):
+            line = state["fail"][cmd]
+            if state.get("fail_once"):
+                del state["fail"][cmd]
+            return fail(line)
+        dev = devices[name]
+        if cmd == "reload":
+            dev["inactive"] = args[args.index("--table") + 1]
+        elif cmd == "resume" and "inactive" in dev:
+            dev["table"] = dev.pop("inactive")
+        else:
+            dev.pop("inactive", None)
     elif cmd == "message":
         message = " ".join(args[3:])
         if message in state.get("fail", {}):

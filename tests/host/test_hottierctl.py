@@ -49,8 +49,8 @@ def one_line_error(capsys, start="hottierctl: "):
 def test_every_subcommand_of_the_issue_exists():
     assert set(subcommands()) == {
         "create", "remove", "list", "status", "set", "get", "tune-queues",
-        "pin", "unpin", "heat", "activate", "deactivate", "trace",
-        "udev-member", "lvm-filter"}
+        "pin", "unpin", "heat", "activate", "deactivate", "resize",
+        "trace", "udev-member", "lvm-filter"}
 
 
 def test_usage_error_is_one_line_and_exit_status_2():
@@ -1004,6 +1004,68 @@ def test_activate_with_a_bad_hottiertab(disks, tmp_path, capsys):
     assert one_line_error(capsys).startswith(f"hottierctl: {hottiertab}:1: ")
     assert disks.run("activate", "--tab", str(tmp_path / "none"))[0] == 1
     assert "No such file or directory" in one_line_error(capsys)
+
+
+# resize
+
+
+def grow_hdd(tree, sectors):
+    write(os.path.join(tree.dirs["sdb"], "size"), f"{sectors}\n")
+
+
+def test_resize_reloads_with_the_hdds_new_length_and_the_same_keys(tree):
+    before = tree.load()["devices"]["tiered"]["table"]
+    grow_hdd(tree, 4194304)
+    rc, out = tree.run("resize", "tiered")
+    assert rc == 0
+    assert out == ("tiered: 2097152 to 4194304 sectors (1 GiB to 2 GiB); "
+                   "replicas and pins kept; grow the filesystem on it now "
+                   "(resize2fs, xfs_growfs)\n")
+    after = tree.load()["devices"]["tiered"]["table"]
+    assert after == before.replace("0 2097152 ", "0 4194304 ", 1)
+    assert [c[0] for c in tree.dmsetup_log()][-2:] == ["reload", "resume"]
+
+
+def test_resize_json_and_nothing_to_do(tree):
+    rc, out = tree.run("resize", "tiered", "--json")
+    assert rc == 0 and json.loads(out) == {
+        "name": "tiered", "old_sectors": 2097152, "new_sectors": 2097152,
+        "resized": False}
+    assert "reload" not in [c[0] for c in tree.dmsetup_log()]
+    assert tree.run("resize", "tiered")[1] == (
+        "tiered: already as long as its HDD, 2097152 sectors (1 GiB)\n")
+
+
+def test_resize_never_shrinks(tree, capsys):
+    grow_hdd(tree, 1048576)
+    assert tree.run("resize", "tiered")[0] == 1
+    assert one_line_error(capsys) == (
+        "hottierctl: tiered: its HDD sdb has 1048576 sectors, fewer than "
+        "the device's 2097152: not shrunk (remove and create it again to "
+        "shrink)\n")
+    assert "reload" not in [c[0] for c in tree.dmsetup_log()]
+
+
+def test_resize_refused_by_the_kernel_leaves_the_old_table(tree, capsys):
+    before = tree.load()["devices"]["tiered"]["table"]
+    grow_hdd(tree, 4194304)
+    tree.set_dmsetup(fail={"resume": "device-mapper: resume ioctl on "
+                                     "tiered  failed: Input/output error"},
+                     fail_once=True)
+    assert tree.run("resize", "tiered")[0] == 1
+    assert "the device keeps its old length" in one_line_error(capsys)
+    assert [c[0] for c in tree.dmsetup_log()][-4:] == [
+        "reload", "resume", "reload", "resume"]
+    assert tree.load()["devices"]["tiered"]["table"] == before
+    tree.set_dmsetup(fail={"resume": "device-mapper: resume ioctl on "
+                                     "tiered  failed: Input/output error"},
+                     fail_once=False)
+    assert tree.run("resize", "tiered")[0] == 1
+    assert "the device is suspended" in one_line_error(capsys)
+    tree.set_dmsetup(fail={"reload": "device-mapper: reload ioctl on "
+                                     "tiered  failed: Invalid argument"})
+    assert tree.run("resize", "tiered")[0] == 1
+    assert "the device is unchanged" in one_line_error(capsys)
 
 
 def listing(tmp_path, *names):

@@ -82,6 +82,22 @@ def cmd_remove(system, args, out):
     print(f"{args.name}: removed", file=out)
 
 
+def cmd_resize(system, args, out):
+    old, new = create.resize(system, args.name)
+    record = {"name": args.name, "old_sectors": old, "new_sectors": new,
+              "resized": new != old}
+    if new == old:
+        lines = [f"{args.name}: already as long as its HDD, {old} sectors "
+                 f"({report.human_bytes(old * SECTOR)})"]
+    else:
+        lines = [f"{args.name}: {old} to {new} sectors "
+                 f"({report.human_bytes(old * SECTOR)} to "
+                 f"{report.human_bytes(new * SECTOR)}); replicas and pins "
+                 "kept; grow the filesystem on it now (resize2fs, "
+                 "xfs_growfs)"]
+    emit(out, record, args.json, lines)
+
+
 def list_record(device):
     t = device.table()
     stats = device.stats()
@@ -417,6 +433,11 @@ def parser():
                     "create the devices listed in hottiertab whose "
                     "members exist", device=False)
     add_tab_entries(p)
+
+    add_command(subs, "resize", cmd_resize,
+                "reload the device with its HDD's length, once the HDD has "
+                "grown (lvextend, mdadm --grow); replicas and pins stay",
+                json_output=True)
 
     p = add_command(subs, "deactivate", cmd_deactivate,
                     "remove the devices listed in hottiertab that are "

@@ -199,3 +199,47 @@ def deactivate(system, entries, out=sys.stdout, err=sys.stderr):
             print(f"hottierctl: {entry.name}: {e}; left active", file=err)
             ok = False
     return ok
+
+
+def resize(system, name):
+    """Reloads the device with the length its HDD has now (grown: an LV
+    extended, an array grown), the rest of the table as it is; the
+    replicas and pins come back through the SSD's map, which the old
+    table's suspend writes clean. Returns (old, new) in sectors; a device
+    already as long as its HDD is left alone. Never shrinks: a filesystem
+    on it would lose its end."""
+    dev = system.device(name)
+    t = dev.table()
+    hdd = system.block_name(t["hdd"])
+    hdd_sectors = int(read_text(os.path.join(
+        system.devnum_path(t["hdd"]), "size")))
+    old = t["length"]
+    if hdd_sectors < old:
+        raise HottierError(f"{name}: its HDD {hdd} has {hdd_sectors} "
+                           f"sectors, fewer than the device's {old}: not "
+                           "shrunk (remove and create it again to shrink)")
+    if hdd_sectors == old:
+        return old, old
+    table = build_table(hdd_sectors, t["hdd"], t["ssd"], t["extent_sectors"],
+                        t["keys"])
+    try:
+        system.dmsetup("reload", name, "--table", table)
+    except HottierError as e:
+        raise HottierError(f"resize {name}: {e} (dmesg says why); the "
+                           "device is unchanged")
+    try:
+        system.dmsetup("resume", name)
+    except HottierError as e:
+        # The new table is live but did not resume (its map could not be
+        # marked in use, say): the old line goes back in.
+        try:
+            system.dmsetup("reload", name, "--table", build_table(
+                old, t["hdd"], t["ssd"], t["extent_sectors"], t["keys"]))
+            system.dmsetup("resume", name)
+        except HottierError as again:
+            raise HottierError(f"resize {name}: {e}, and the old table "
+                               f"did not come back ({again}): the device "
+                               "is suspended (dmesg says why)")
+        raise HottierError(f"resize {name}: {e} (dmesg says why); the "
+                           "device keeps its old length")
+    return old, hdd_sectors
