@@ -70,6 +70,7 @@
 #define HOTTIER_COMMIT_MS	1000
 
 static void mark_dirty(struct hottier *ht, u32 slot);
+static int kill_records(struct hottier *ht);
 
 static bool persistent(struct hottier *ht)
 {
@@ -731,6 +732,29 @@ void hottier_persist_stop(struct hottier *ht)
 		WRITE_ONCE(ht->map_failed, true);
 	mutex_unlock(&ht->rec_lock);
 	mutex_unlock(&ht->lock);
+}
+
+/*
+ * The table of a reload that replaces the SSD resumes: this table is
+ * suspended and swapped out, and its SSD's map must never check out again
+ * (a removal of that SSD, later put back with this HDD, starts cold). An
+ * SSD that cannot take the write (the failed one being replaced, say)
+ * only gets an error: the new table resumes anyway.
+ */
+void hottier_persist_retire(struct hottier *ht)
+{
+	if (!persistent(ht))
+		return;
+	mutex_lock(&ht->rec_lock);
+	if (ht->taken_over) {
+		if (kill_records(ht))
+			DMERR("%s: cannot invalidate the replaced SSD's map: format_ssd it",
+			      ht_name(ht));
+		else
+			DMINFO("%s: the SSD is replaced: its map is invalidated",
+			       ht_name(ht));
+	}
+	mutex_unlock(&ht->rec_lock);
 }
 
 /* Records kept while open */

@@ -331,14 +331,37 @@ out:
 }
 
 /*
- * Before any I/O: the on-SSD map is read (at the first resume) and marked
- * in use. A map that cannot be marked refuses the resume.
+ * A reload that replaces the SSD: the old table, suspended and swapped
+ * out but not destroyed yet, may have written its map clean at its
+ * suspend. From this table's resume on, the HDD is written without that
+ * SSD, so its map is invalidated first.
+ */
+static void retire_replaced_ssd(struct hottier *ht)
+{
+	struct hottier_claim *c;
+
+	mutex_lock(&claims_lock);
+	list_for_each_entry(c, &claims, list)
+		if (c != &ht->claim && c->md == ht->claim.md &&
+		    c->ssd != ht->claim.ssd)
+			hottier_persist_retire(container_of(c, struct hottier,
+							    claim));
+	mutex_unlock(&claims_lock);
+}
+
+/*
+ * Before any I/O: the map of a replaced SSD is invalidated, and the
+ * on-SSD map is read (at the first resume) and marked in use. A map that
+ * cannot be marked refuses the resume.
  */
 static int hottier_preresume(struct dm_target *ti)
 {
 	struct hottier *ht = ti->private;
 	unsigned int noio = memalloc_noio_save();
-	int r = hottier_persist_resume(ht);
+	int r;
+
+	retire_replaced_ssd(ht);
+	r = hottier_persist_resume(ht);
 
 	memalloc_noio_restore(noio);
 	return r;

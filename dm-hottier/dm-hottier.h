@@ -422,6 +422,7 @@ void hottier_persist_installed(struct hottier *ht, u32 slot, u64 extent);
 void hottier_persist_started(struct hottier *ht);
 
 void hottier_persist_stop(struct hottier *ht);
+void hottier_persist_retire(struct hottier *ht);
 int hottier_persist_state(struct hottier *ht);
 int hottier_compare_alloc(struct page **a, struct page **b);
 void hottier_compare_free(struct page *a, struct page *b);

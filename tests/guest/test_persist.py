@@ -394,6 +394,42 @@ def test_a_reload_keeps_replicas_or_with_a_new_extent_size_the_pins(
             assert c["pinned"] == 8 and c["slots_used"] == 8, c
 
 
+def test_a_reload_over_another_ssd_invalidates_the_old_ssds_map(
+        hottier_module):
+    """A reload whose table names another SSD: when the new table
+    resumes, before its first I/O, the old SSD's map is invalidated,
+    whether the old table wrote it clean at the reload's suspend or at a
+    suspend before the reload. A device over the old SSD afterwards
+    restores no replica; its pins stay in its superblock."""
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16) as s1, \
+            devices.fast(unique("ssd"), 16) as s2:
+        for suspend_first in (False, True):
+            old, new = (s1, s2) if not suspend_first else (s2, s1)
+            with devices.DmDevice(unique("ht"), table(
+                    h.path, old.path, "wwn-0x5000c500a1b2c3d4",
+                    "format_ssd", "yes")) as d:
+                d.message("pin", "0", "2048")
+                d.message("promote", "2048", "2048")
+                before = settled(d, 32)
+                log = KernelLog()
+                if suspend_first:
+                    d.suspend()
+                    assert info(d)["map"] == "clean"
+                d.reload(table(h.path, new.path, "wwn-0x5000c500a1b2c3d4",
+                               "format_ssd", "yes"))
+                assert "the SSD is replaced: its map is invalidated" in \
+                    log.new()
+                c = settled(d, 16)
+                assert c["pinned"] == before["pinned"] and \
+                    c["map_loaded"] == 0, (before, c)
+            with devices.DmDevice(unique("ht"), table(h.path,
+                                                      old.path)) as d:
+                c = info(d)
+                assert c["map_loaded"] == 0, (suspend_first, c)
+                assert settled(d, 16)["pinned"] == before["pinned"]
+
+
 def test_replicas_dropped_while_suspended_never_come_back(hottier_module):
     """A suspend writes the map clean; invalidate or demote while suspended
     invalidates the dropped replicas' records before the message returns,

@@ -23,10 +23,12 @@ import os
 import random
 import subprocess
 import tempfile
+import time
 
 import pytest
 
 import devices
+import hotio
 from conftest import hottier_table, info, scrub, unique
 from directio import Direct, poll
 
@@ -482,3 +484,67 @@ def test_an_lv_hdd_grows_online_keeping_replicas_and_pins(lvm, tmp_path):
             assert '"resized": false' in r.stdout, r.stdout
         r = devices.run("e2fsck", "-fn", d.path, check=False)
         assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_replace_ssd_under_load_invalidates_the_old_ssds_map(
+        hottier_module, tmp_path):
+    """Issue 15, item 3: hottierctl replace-ssd while fio writes and
+    verifies: no error reaches fio, the pins are copied to the new SSD,
+    every replica equals the HDD, and the old SSD's map is invalidated
+    before the new table's first I/O: a device over the HDD and the old
+    SSD afterwards restores nothing."""
+    hdd_id = "wwn-0x5000c500feed0015"
+    with contextlib.ExitStack() as stack:
+        hdd = null_blk(stack, "hdd", 64)
+        old = null_blk(stack, "ssd", 24)
+        new = null_blk(stack, "ssd", 24)
+        name = unique("stkrep")
+        stack.callback(devices.run, "dmsetup", "remove", "--retry", name,
+                       check=False)
+        ctl("create", name, "--hdd", hdd.path, "--ssd", old.path,
+            "--extent-size", "64K", "--set", f"hdd_id={hdd_id}",
+            "--set", "promote_threshold=1000000", "--set", "routing=ssd")
+        devices.settle()
+        d = Existing(name)
+        write_direct(d.path, 0, pattern(61, 32 * MiB))
+        d.message("pin", "0", str(4 * 2048))
+        before = poll(lambda: info(d), lambda i: i["slots_used"] >= 64 and
+                      i["migrations"] == 0, 120, "the pins' copies")
+        # fio writes and verifies 16 MiB past the pins, and reads them.
+        with hotio.Fio(d.path, "--name=rep", "--rw=randrw", "--bs=4k",
+                       "--iodepth=8", "--offset=4m", "--size=16m",
+                       "--time_based", "--runtime=12", "--verify=crc32c",
+                       "--verify_backlog=256", "--do_verify=1",
+                       "--randseed=61") as fio:
+            time.sleep(3)
+            out = ctl("replace-ssd", name, new.path, "--tab",
+                      str(tmp_path / "none"))
+            assert out.startswith(f"{name}: its SSD is now {new.path}, in "
+                                  f"place of {os.path.basename(old.path)}"
+                                  ), out
+            assert fio.running(), "fio ended before the swap"
+            rc, report, err = fio.wait()
+        assert rc == 0 and report is not None, err
+        assert all(j["error"] == 0 for j in report["jobs"]), report
+        words = d.table().split()
+        assert words[4] == devnum(new.path), words
+        after = poll(lambda: info(d), lambda i: i["slots_used"] >= 64 and
+                     i["migrations"] == 0, 120, "the pins' copies again")
+        assert after["pinned"] == before["pinned"], (before, after)
+        assert after["map_loaded"] == 0, after
+        s = scrub(d)
+        assert s["scrub_mismatches"] == 0 and s["scrub_checked"] >= 64, s
+        expect = read_direct(hdd.path, 0, 32 * MiB)
+        assert read_direct(d.path, 0, 32 * MiB) == expect
+        devices.run("dmsetup", "remove", name)
+
+        # The old SSD's map: a device over it restores no replica (its
+        # pins, kept in its superblock, are copied again from the HDD).
+        back = stack.enter_context(devices.DmDevice(unique("stkold"),
+                                   hottier_table(hdd.path, old.path, EXTENT,
+                                                 ("hdd_id", hdd_id,
+                                                  *NO_PROMOTE))))
+        i = info(back)
+        assert i["map_loaded"] == 0 and i["slots_used"] <= \
+            before["slots_used"], i
+        assert read_direct(back.path, 0, 32 * MiB) == expect

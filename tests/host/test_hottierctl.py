@@ -50,7 +50,7 @@ def test_every_subcommand_of_the_issue_exists():
     assert set(subcommands()) == {
         "create", "remove", "list", "status", "set", "get", "tune-queues",
         "pin", "unpin", "heat", "activate", "deactivate", "resize",
-        "trace", "udev-member", "lvm-filter"}
+        "replace-ssd", "trace", "udev-member", "lvm-filter"}
 
 
 def test_usage_error_is_one_line_and_exit_status_2():
@@ -1009,6 +1009,18 @@ def test_activate_with_a_bad_hottiertab(disks, tmp_path, capsys):
 # resize
 
 
+def fail_resume(tree, once):
+    tree.set_dmsetup(fail={"resume": "device-mapper: resume ioctl on "
+                                     "tiered  failed: Input/output error"},
+                     fail_once=once)
+
+
+def assert_swapped(tree, line):
+    """tiered's table is now line, loaded by a reload and a resume."""
+    assert tree.load()["devices"]["tiered"]["table"] == line
+    assert [c[0] for c in tree.dmsetup_log()][-2:] == ["reload", "resume"]
+
+
 def grow_hdd(tree, sectors):
     write(os.path.join(tree.dirs["sdb"], "size"), f"{sectors}\n")
 
@@ -1021,9 +1033,7 @@ def test_resize_reloads_with_the_hdds_new_length_and_the_same_keys(tree):
     assert out == ("tiered: 2097152 to 4194304 sectors (1 GiB to 2 GiB); "
                    "replicas and pins kept; grow the filesystem on it now "
                    "(resize2fs, xfs_growfs)\n")
-    after = tree.load()["devices"]["tiered"]["table"]
-    assert after == before.replace("0 2097152 ", "0 4194304 ", 1)
-    assert [c[0] for c in tree.dmsetup_log()][-2:] == ["reload", "resume"]
+    assert_swapped(tree, before.replace("0 2097152 ", "0 4194304 ", 1))
 
 
 def test_resize_json_and_nothing_to_do(tree):
@@ -1049,23 +1059,89 @@ def test_resize_never_shrinks(tree, capsys):
 def test_resize_refused_by_the_kernel_leaves_the_old_table(tree, capsys):
     before = tree.load()["devices"]["tiered"]["table"]
     grow_hdd(tree, 4194304)
-    tree.set_dmsetup(fail={"resume": "device-mapper: resume ioctl on "
-                                     "tiered  failed: Input/output error"},
-                     fail_once=True)
+    fail_resume(tree, once=True)
     assert tree.run("resize", "tiered")[0] == 1
     assert "the device keeps its old length" in one_line_error(capsys)
     assert [c[0] for c in tree.dmsetup_log()][-4:] == [
         "reload", "resume", "reload", "resume"]
     assert tree.load()["devices"]["tiered"]["table"] == before
-    tree.set_dmsetup(fail={"resume": "device-mapper: resume ioctl on "
-                                     "tiered  failed: Input/output error"},
-                     fail_once=False)
+    fail_resume(tree, once=False)
     assert tree.run("resize", "tiered")[0] == 1
     assert "the device is suspended" in one_line_error(capsys)
     tree.set_dmsetup(fail={"reload": "device-mapper: reload ioctl on "
                                      "tiered  failed: Invalid argument"})
     assert tree.run("resize", "tiered")[0] == 1
     assert "the device is unchanged" in one_line_error(capsys)
+
+
+# replace-ssd
+
+
+def spare(tree):
+    tree.block("nvme1n1", "259:1", sectors=262144)
+    return "/dev/nvme1n1"
+
+
+def test_replace_ssd_reloads_over_the_new_ssd(tree, tmp_path):
+    before = tree.load()["devices"]["tiered"]["table"]
+    new = spare(tree)
+    rc, out = tree.run("replace-ssd", "tiered", new, "--tab",
+                       str(tmp_path / "none"))
+    assert rc == 0
+    assert out == ("tiered: its SSD is now /dev/nvme1n1, in place of "
+                   "nvme0n1, whose map is invalidated; the pins are copied "
+                   "again, other replicas as they heat\n")
+    assert_swapped(tree, before.replace(" 259:0 ", " 259:1 ", 1))
+
+
+def test_replace_ssd_says_when_the_tab_names_the_old_ssd(tree, tmp_path):
+    new = spare(tree)
+    rc, out = tree.run("replace-ssd", "tiered", new, "--json", "--tab",
+                       listing(tmp_path, "tiered"))
+    assert rc == 0 and json.loads(out) == {
+        "name": "tiered", "old_ssd": "nvme0n1", "ssd": "/dev/nvme1n1",
+        "tab_names_old_ssd": True}
+
+
+def test_replace_ssd_with_format_ssd_asks_the_kernel_once(tree, tmp_path):
+    tree.hottier("ided", kname="dm-4", devnum="253:4", hdd="sdb",
+                 keys={"hdd_id": "wwn-0x5000c500a1b2c3d4"})
+    new = spare(tree)
+    assert tree.run("replace-ssd", "ided", new, "--format-ssd", "--tab",
+                    str(tmp_path / "none"))[0] == 0
+    reload = [c for c in tree.dmsetup_log() if c[0] == "reload"][-1]
+    line = reload[reload.index("--table") + 1]
+    assert line.endswith(" hdd_id wwn-0x5000c500a1b2c3d4 format_ssd yes")
+
+
+def test_replace_ssd_refusals_leave_the_device_alone(tree, tmp_path,
+                                                     capsys):
+    tab = ["--tab", str(tmp_path / "none")]
+    assert tree.run("replace-ssd", "tiered", "/dev/nvme0n1", *tab)[0] == 1
+    assert one_line_error(capsys) == \
+        "hottierctl: /dev/nvme0n1 is already tiered's SSD\n"
+    assert tree.run("replace-ssd", "tiered", "/dev/sdb", *tab)[0] == 1
+    assert "is tiered's HDD" in one_line_error(capsys)
+    new = spare(tree)
+    tree.busy.add(new)
+    assert tree.run("replace-ssd", "tiered", new, *tab)[0] == 1
+    one_line_error(capsys)
+    tree.busy.clear()
+    assert tree.run("replace-ssd", "tiered", new, "--format-ssd",
+                    *tab)[0] == 1
+    assert "--format-ssd needs the HDD's identity" in one_line_error(capsys)
+    assert "reload" not in [c[0] for c in tree.dmsetup_log()]
+
+
+def test_replace_ssd_refused_at_resume_brings_the_old_table_back(
+        tree, tmp_path, capsys):
+    before = tree.load()["devices"]["tiered"]["table"]
+    new = spare(tree)
+    fail_resume(tree, once=True)
+    assert tree.run("replace-ssd", "tiered", new, "--tab",
+                    str(tmp_path / "none"))[0] == 1
+    assert "the device keeps its old SSD" in one_line_error(capsys)
+    assert tree.load()["devices"]["tiered"]["table"] == before
 
 
 def listing(tmp_path, *names):

@@ -98,6 +98,27 @@ def cmd_resize(system, args, out):
     emit(out, record, args.json, lines)
 
 
+def cmd_replace_ssd(system, args, out):
+    ssd = member_path(system, args.ssd)
+    old = create.replace_ssd(system, args.name, ssd,
+                             format_ssd=args.format_ssd)
+    old_name = system.block_name(old)
+    record = {"name": args.name, "old_ssd": old_name, "ssd": ssd}
+    lines = [f"{args.name}: its SSD is now {ssd}, in place of {old_name}, "
+             "whose map is invalidated; the pins are copied again, other "
+             "replicas as they heat"]
+    try:
+        listed = [e for e in tab.load(args.tab, system.dev_root)
+                  if e.name == args.name]
+    except HottierError:
+        listed = []
+    if listed and os.path.realpath(listed[0].ssd) != os.path.realpath(ssd):
+        record["tab_names_old_ssd"] = True
+        lines.append(f"hottierctl: {args.tab} still names {listed[0].ssd} "
+                     f"as {args.name}'s SSD: edit it before the next boot")
+    emit(out, record, args.json, lines)
+
+
 def list_record(device):
     t = device.table()
     stats = device.stats()
@@ -438,6 +459,19 @@ def parser():
                 "reload the device with its HDD's length, once the HDD has "
                 "grown (lvextend, mdadm --grow); replicas and pins stay",
                 json_output=True)
+
+    p = add_command(subs, "replace-ssd", cmd_replace_ssd,
+                    "reload the device over another SSD (under load: I/O "
+                    "waits for the swap); the old SSD's map is invalidated",
+                    json_output=True)
+    p.add_argument("ssd", metavar="DEV",
+                   help="the new SSD: a path, by-id/NAME or VG/LV")
+    p.add_argument("--format-ssd", action="store_true",
+                   help="overwrite what the new SSD holds (another HDD's "
+                        "map, or other data)")
+    p.add_argument("--tab", default=tab.DEFAULT_PATH, metavar="FILE",
+                   help="checked for an entry that still names the old SSD "
+                        f"(default {tab.DEFAULT_PATH})")
 
     p = add_command(subs, "deactivate", cmd_deactivate,
                     "remove the devices listed in hottiertab that are "

@@ -201,6 +201,32 @@ def deactivate(system, entries, out=sys.stdout, err=sys.stderr):
     return ok
 
 
+def swap_table(system, name, t, line, what, kept):
+    """Loads line in place of the live table t (parse_table()'s) and
+    resumes the device with it. A refused load changes nothing; a new
+    table that does not resume (its map cannot be marked in use, say) is
+    replaced by t's line again."""
+    try:
+        system.dmsetup("reload", name, "--table", line)
+    except HottierError as e:
+        raise HottierError(f"{what} {name}: {e} (dmesg says why); the "
+                           "device is unchanged")
+    try:
+        system.dmsetup("resume", name)
+    except HottierError as e:
+        try:
+            system.dmsetup("reload", name, "--table", build_table(
+                t["length"], t["hdd"], t["ssd"], t["extent_sectors"],
+                t["keys"]))
+            system.dmsetup("resume", name)
+        except HottierError as again:
+            raise HottierError(f"{what} {name}: {e}, and the old table "
+                               f"did not come back ({again}): the device "
+                               "is suspended (dmesg says why)")
+        raise HottierError(f"{what} {name}: {e} (dmesg says why); the "
+                           f"device keeps {kept}")
+
+
 def resize(system, name):
     """Reloads the device with the length its HDD has now (grown: an LV
     extended, an array grown), the rest of the table as it is; the
@@ -220,26 +246,38 @@ def resize(system, name):
                            "shrunk (remove and create it again to shrink)")
     if hdd_sectors == old:
         return old, old
-    table = build_table(hdd_sectors, t["hdd"], t["ssd"], t["extent_sectors"],
-                        t["keys"])
-    try:
-        system.dmsetup("reload", name, "--table", table)
-    except HottierError as e:
-        raise HottierError(f"resize {name}: {e} (dmesg says why); the "
-                           "device is unchanged")
-    try:
-        system.dmsetup("resume", name)
-    except HottierError as e:
-        # The new table is live but did not resume (its map could not be
-        # marked in use, say): the old line goes back in.
-        try:
-            system.dmsetup("reload", name, "--table", build_table(
-                old, t["hdd"], t["ssd"], t["extent_sectors"], t["keys"]))
-            system.dmsetup("resume", name)
-        except HottierError as again:
-            raise HottierError(f"resize {name}: {e}, and the old table "
-                               f"did not come back ({again}): the device "
-                               "is suspended (dmesg says why)")
-        raise HottierError(f"resize {name}: {e} (dmesg says why); the "
-                           "device keeps its old length")
+    swap_table(system, name, t, build_table(
+        hdd_sectors, t["hdd"], t["ssd"], t["extent_sectors"], t["keys"]),
+        "resize", "its old length")
     return old, hdd_sectors
+
+
+def replace_ssd(system, name, ssd, format_ssd=False):
+    """Reloads the device over the SSD at path ssd, every other argument
+    as it was. The new table's resume invalidates the old SSD's map before
+    any I/O (the kernel does: see "Replacing the SSD" in the docs); the
+    pins are copied to the new SSD, other replicas as they heat again.
+    I/O waits for the swap and sees no error. Returns the old SSD's
+    "major:minor"."""
+    dev = system.device(name)
+    t = dev.table()
+    new = Member(system, ssd)
+    if new.devnum == t["ssd"]:
+        raise HottierError(f"{ssd} is already {name}'s SSD")
+    hdd_dir = system.devnum_path(t["hdd"])
+    if new.devnum == t["hdd"] or new.sysdir.startswith(hdd_dir + os.sep) \
+            or hdd_dir.startswith(new.sysdir + os.sep):
+        raise HottierError(f"{ssd} is {name}'s HDD or shares its disk")
+    check_free(system, new)
+    keys = dict(t["keys"])
+    if format_ssd:
+        if "hdd_id" not in keys:
+            raise HottierError("--format-ssd needs the HDD's identity "
+                               "(hdd_id): this device keeps no map")
+        keys["format_ssd"] = "yes"
+    # If the new table does not resume, the old SSD's map may be
+    # invalidated already: the old table comes back cold, with its pins.
+    swap_table(system, name, t, build_table(
+        t["length"], t["hdd"], new.devnum, t["extent_sectors"], keys),
+        "replace-ssd", "its old SSD")
+    return t["ssd"]
