@@ -66,6 +66,7 @@ budget_of() {
 	kernel-7.2-debug) echo 2400 ;;
 	measure-6.1) echo 900 ;;
 	system-6.1) echo 600 ;;
+	boot-6.1) echo 600 ;;
 	kill-6.1) echo 900 ;;
 	dkms) echo 300 ;;
 	guest-7.2-debug) echo 1800 ;;
@@ -157,6 +158,11 @@ stage kernel-7.2-debug debug_kernel_stage
 stage measure-6.1 scripts/matrix.sh measure 6.1
 # The device among LVM, md and udev, also on an idle host (see matrix.sh).
 stage system-6.1 scripts/matrix.sh system 6.1
+# A real boot: a Debian image with systemd as PID 1 (built and cached the
+# first time), hottier.service at boot and shutdown, a warm reboot, a
+# hard kill (scripts/boot-test.sh).
+stage boot-6.1 scripts/boot-test.sh --module results/matrix/6.1/src/dm-hottier.ko \
+	--results "$res/boot"
 # A kernel crash for real: QEMU killed mid-load on file-backed disks.
 stage kill-6.1 scripts/qemu-kill.sh --tier 6.1 \
 	--kver "$(scripts/matrix.sh list | sed -n 's/^6\.1: //p')" \

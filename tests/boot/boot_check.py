@@ -1,0 +1,433 @@
+#!/usr/bin/env python3
+"""dm-hottier's real-boot scenario, inside the booted Debian system.
+
+hottier-boot-test.service (scripts/boot-image.sh) runs run.sh from the
+"boottest" disk after multi-user.target; run.sh runs this script with the
+disk's directory as its argument. The stage is kept on the root overlay,
+/var/lib/hottier-boot-test/stage, so each boot of one run does the next:
+
+  install  put the project's files in place (module under
+           /lib/modules/<kver>/updates and depmod; make install-userspace's
+           tree; hottier.service enabled; /etc/hottiertab; an fstab line
+           mounting the device's ext4 by UUID), then reboot
+  first    hottier.service activated the device before local-fs.target,
+           the fstab filesystem is mounted from /dev/mapper/NAME, by-uuid
+           points at the device, status works; write files (fsync), pin
+           one, read another until it is promoted; reboot
+  second   the shutdown's deactivate removed the device ("NAME: removed"
+           in the last boot's journal); the device came back warm (the
+           replicas restored equal those resident), data intact; write a
+           file (fsync), start reads and say READY-TO-KILL: the host
+           kills QEMU
+  crash    after the kill: the device came up, the takeover after a crash
+           is in the kernel log, the fstab fsck passed, e2fsck -fn of the
+           unmounted device is clean, every file is intact; power off
+
+Everything goes to the second serial port (the host's channel log), one
+line at a time: "CHECK <stage> <name> PASS|FAIL <detail>", "INFO ...",
+"FIG key=value", and the kernel log and the unit's journal prefixed with
+"K| " and "J| ". Plain Python 3 standard library.
+"""
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+STATE_DIR = "/var/lib/hottier-boot-test"
+# hottierctl's own parser, from the tree the install stage put in place
+# (make install-userspace, PREFIX /usr/local): the status fields in order.
+USERSPACE = "/usr/local/lib/hottierctl"
+
+out = None
+stage = "?"
+failures = 0
+
+
+def say(line):
+    out.write(line.rstrip("\n") + "\n")
+    out.flush()
+
+
+def check(name, ok, detail=""):
+    global failures
+    if not ok:
+        failures += 1
+    say(f"CHECK {stage} {name} {'PASS' if ok else 'FAIL'} {detail}".rstrip())
+    return ok
+
+
+def run(*cmd, check_rc=False):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    if check_rc and p.returncode:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}: {p.stdout}")
+    return p
+
+
+def sh(cmd):
+    return run("/bin/sh", "-c", cmd)
+
+
+def dump(prefix, text):
+    for line in text.splitlines():
+        say(prefix + line)
+
+
+def read_state():
+    try:
+        with open(f"{STATE_DIR}/state.json") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return {}
+
+
+def write_state(state):
+    tmp = f"{STATE_DIR}/state.json.tmp"
+    with open(tmp, "w") as f:
+        json.dump(state, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.rename(tmp, f"{STATE_DIR}/state.json")
+    fd = os.open(STATE_DIR, os.O_RDONLY)
+    os.fsync(fd)
+    os.close(fd)
+
+
+def set_stage(name):
+    with open(f"{STATE_DIR}/stage.tmp", "w") as f:
+        f.write(name + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.rename(f"{STATE_DIR}/stage.tmp", f"{STATE_DIR}/stage")
+    fd = os.open(STATE_DIR, os.O_RDONLY)
+    os.fsync(fd)
+    os.close(fd)
+
+
+def status(name):
+    """The device's status fields by name, or None if it is not there."""
+    p = run("dmsetup", "status", name)
+    if p.returncode:
+        return None
+    if USERSPACE not in sys.path:
+        sys.path.insert(0, USERSPACE)
+    from hottier.table import parse_status
+    return parse_status(p.stdout)
+
+
+def unit_prop(unit, prop):
+    p = run("systemctl", "show", "-p", prop, "--value", unit)
+    return p.stdout.strip()
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_file(path, mib):
+    with open(path, "wb") as f:
+        for _ in range(mib):
+            f.write(os.urandom(1 << 20))
+        f.flush()
+        os.fsync(f.fileno())
+    fd = os.open(os.path.dirname(path), os.O_RDONLY)
+    os.fsync(fd)
+    os.close(fd)
+    return sha256(path)
+
+
+def direct_read(path, bs="256K"):
+    return sh(f"dd if={path} of=/dev/null bs={bs} iflag=direct 2>&1").returncode
+
+
+def boot_time():
+    p = run("systemd-analyze", "time")
+    line = " ".join(p.stdout.split())
+    say(f"INFO {stage} systemd-analyze time: {line}")
+    first = p.stdout.splitlines()[0] if p.stdout else ""
+    m = re.search(r"=\s*(.+?)\s*$", first)
+    if m:
+        say(f"FIG {stage}_boot={m.group(1).replace(' ', '')}")
+
+
+def dump_logs(cfg):
+    dump("K| ", run("dmesg").stdout)
+    dump("J| ", run("journalctl", "-b", "-o", "short-monotonic",
+                    "--no-pager", "-u", "hottier.service",
+                    "-u", "systemd-fsck@*", "-u", "*.mount").stdout)
+
+
+def device_common(cfg):
+    """hottier.service active, device present, status works."""
+    name = cfg["name"]
+    check("service-active",
+          unit_prop("hottier.service", "ActiveState") == "active"
+          and unit_prop("hottier.service", "Result") == "success",
+          f"ActiveState={unit_prop('hottier.service', 'ActiveState')} "
+          f"Result={unit_prop('hottier.service', 'Result')}")
+    check("device-present", os.path.exists(f"/dev/mapper/{name}"))
+    p = run("/usr/local/sbin/hottierctl", "status", name)
+    check("hottierctl-status", p.returncode == 0, f"exit {p.returncode}")
+    dump("INFO status| ", p.stdout)
+    mnt = cfg["mountpoint"]
+    src = run("findmnt", "-no", "SOURCE", mnt).stdout.strip()
+    dev = os.path.realpath(f"/dev/mapper/{name}")
+    check("mounted-from-device",
+          bool(src) and os.path.realpath(src) == dev,
+          f"findmnt {mnt}: {src!r} (device {dev})")
+
+
+def stage_install(cfg, disk):
+    kver = os.uname().release
+    upd = f"/lib/modules/{kver}/updates"
+    os.makedirs(upd, exist_ok=True)
+    run("cp", f"{disk}/dm-hottier.ko", f"{upd}/dm-hottier.ko", check_rc=True)
+    run("depmod", "-a", kver, check_rc=True)
+    run("cp", "-a", f"{disk}/destdir/.", "/", check_rc=True)
+    run("systemctl", "enable", "hottier.service", check_rc=True)
+    with open("/etc/hottiertab", "w") as f:
+        f.write(f"{cfg['name']} /dev/disk/by-id/virtio-{cfg['hdd_serial']} "
+                f"/dev/disk/by-id/virtio-{cfg['ssd_serial']} {cfg['extent']}\n")
+    with open("/etc/fstab", "a") as f:
+        f.write(f"UUID={cfg['uuid']} {cfg['mountpoint']} ext4 defaults 0 2\n")
+    os.makedirs(cfg["mountpoint"], exist_ok=True)
+    check("installed", True,
+          "module, hottierctl, rules, unit, hottiertab, fstab")
+    dump("INFO installed| ", sh("modinfo -F filename dm-hottier; "
+                               "systemctl is-enabled hottier.service; "
+                               "cat /etc/hottiertab /etc/fstab").stdout)
+    return "first", "reboot"
+
+
+def stage_first(cfg, disk):
+    name = cfg["name"]
+    mnt = cfg["mountpoint"]
+    boot_time()
+    device_common(cfg)
+    ht = int(unit_prop("hottier.service", "ActiveEnterTimestampMonotonic") or 0)
+    lfs = int(unit_prop("local-fs.target", "ActiveEnterTimestampMonotonic") or 0)
+    mount_unit = run("systemd-escape", "-p", "--suffix=mount", mnt).stdout.strip()
+    mnt_start = int(unit_prop(mount_unit, "InactiveExitTimestampMonotonic") or 0)
+    check("activated-before-local-fs",
+          0 < ht < lfs and ht <= mnt_start,
+          f"hottier.service active at {ht / 1e6:.3f}s, {mount_unit} started "
+          f"at {mnt_start / 1e6:.3f}s, local-fs.target at {lfs / 1e6:.3f}s")
+    dev = os.path.realpath(f"/dev/mapper/{name}")
+    link = f"/dev/disk/by-uuid/{cfg['uuid']}"
+    hdd_links = run("udevadm", "info", "-q", "symlink",
+                    f"/dev/disk/by-id/virtio-{cfg['hdd_serial']}").stdout
+    check("by-uuid-is-the-device",
+          os.path.realpath(link) == dev and "by-uuid" not in hdd_links,
+          f"{link} -> {os.path.realpath(link)}; HDD's links: {hdd_links.strip()}")
+    blame = sh("systemd-analyze blame | grep -E 'hottier|srv-hot|fsck'").stdout
+    dump("BLAME| ", blame)
+    check("blame-lists-hottier", "hottier.service" in blame, blame.strip())
+
+    # Files, a pin and promoted reads.
+    state = read_state()
+    state["pinned"] = write_file(f"{mnt}/pinned.dat", 4)
+    state["data"] = write_file(f"{mnt}/data.dat", 8)
+    p = run("/usr/local/sbin/hottierctl", "pin", name, f"{mnt}/pinned.dat")
+    check("pin", p.returncode == 0, p.stdout.strip())
+    for _ in range(8):
+        direct_read(f"{mnt}/data.dat")
+    run("sync")
+    st = settle(name)
+    check("promoted", st["slots_used"] > st["pinned"] > 0,
+          f"slots_used={st['slots_used']} pinned={st['pinned']} "
+          f"promotions={st['promotions']}")
+    # The hit ratio of one more pass over both files, warm: what the
+    # second boot's same pass is compared with.
+    ratio = pass_hit_ratio(name, mnt)
+    say(f"FIG before_slots_used={st['slots_used']}")
+    say(f"FIG before_pinned={st['pinned']}")
+    say(f"FIG before_hit_ratio={ratio:.3f}")
+    state["before"] = st
+    state["hit_ratio"] = ratio
+    write_state(state)
+    dump_logs(cfg)
+    return "second", "reboot"
+
+
+def pass_hit_ratio(name, mnt):
+    """Read hits over reads of one direct pass over the two files."""
+    run("dmsetup", "message", name, "0", "reset_stats", check_rc=True)
+    for f in ("pinned.dat", "data.dat"):
+        direct_read(f"{mnt}/{f}")
+    st = status(name)
+    return st["read_hits"] / max(1, st["read_hits"] + st["read_misses"])
+
+
+def settle(name, secs=60):
+    """Status once no copy is in flight and slots_used holds still."""
+    last = None
+    deadline = time.monotonic() + secs
+    while True:
+        st = status(name)
+        if (st["migrations"] == 0 and last is not None
+                and st["slots_used"] == last["slots_used"]):
+            return st
+        if time.monotonic() > deadline:
+            return st
+        last = st
+        time.sleep(1)
+
+
+def stage_second(cfg, disk):
+    name = cfg["name"]
+    mnt = cfg["mountpoint"]
+    boot_time()
+    state = read_state()
+    prev = run("journalctl", "-b", "-1", "-o", "short-monotonic", "--no-pager",
+               "-u", "hottier.service").stdout
+    dump("J-1| ", prev)
+    check("deactivated-at-shutdown",
+          re.search(rf"\b{re.escape(name)}: removed", prev) is not None,
+          "'%s: removed' in the last boot's hottier.service journal" % name)
+    device_common(cfg)
+    st = status(name)
+    before = state["before"]["slots_used"]
+    kmsg = run("dmesg").stdout
+    m = re.search(r"(\d+) replicas restored from the SSD's map, (\d+) intents",
+                  kmsg)
+    restored = int(m.group(1)) if m else -1
+    say(f"FIG warm_restored={st['map_loaded']}")
+    say(f"FIG warm_ratio={st['map_loaded'] / max(1, before):.3f}")
+    check("warm-after-reboot",
+          st["map_loaded"] == before and restored == before
+          and st["pinned"] == state["before"]["pinned"],
+          f"map_loaded={st['map_loaded']} kernel log restored={restored} "
+          f"of {before} resident before the reboot "
+          f"({st['map_loaded'] / max(1, before):.2f}); pinned "
+          f"{st['pinned']} of {state['before']['pinned']}; map={st['map']}")
+    check("data-intact",
+          sha256(f"{mnt}/pinned.dat") == state["pinned"]
+          and sha256(f"{mnt}/data.dat") == state["data"])
+    # The same pass as before the reboot (sha256 above read through the
+    # page cache, which the pass bypasses).
+    after = pass_hit_ratio(name, mnt)
+    hit_before = float(state["hit_ratio"])
+    say(f"FIG after_hit_ratio={after:.3f}")
+    check("warm-hit-ratio", after >= 0.9 * hit_before,
+          f"hit ratio of a pass over the files {after:.3f} after the reboot, "
+          f"{hit_before:.3f} before (x{after / max(1e-9, hit_before):.3f})")
+
+    # For the kill: a file made durable, then reads until QEMU dies.
+    state["crash"] = write_file(f"{mnt}/crash.dat", 4)
+    run("sync")
+    write_state(state)
+    say(f"INFO crash.dat sha256 {state['crash']}")
+    st = status(name)
+    say(f"FIG kill_slots_used={st['slots_used']}")
+    dump_logs(cfg)
+    return "crash", "kill"
+
+
+def stage_crash(cfg, disk):
+    name = cfg["name"]
+    mnt = cfg["mountpoint"]
+    boot_time()
+    state = read_state()
+    device_common(cfg)
+    kmsg = run("dmesg").stdout
+    check("takeover-after-crash",
+          "the SSD's map was left open: recorded replicas kept" in kmsg,
+          "kernel log: " + "; ".join(
+              line.split("] ", 1)[-1] for line in kmsg.splitlines()
+              if "SSD's map" in line or "intents" in line))
+    st = status(name)
+    say(f"FIG crash_restored={st['map_loaded']}")
+    say(f"FIG crash_dropped={st['map_dropped']}")
+    # fstab's pass 2: systemd-fsck@<the by-uuid link>.service ran e2fsck
+    # -p on the device (replaying the journal) before the mount.
+    fsck = run("systemd-escape", "-p", "--template=systemd-fsck@.service",
+               f"/dev/disk/by-uuid/{cfg['uuid']}").stdout.strip()
+    res = unit_prop(fsck, "Result")
+    act = unit_prop(fsck, "ActiveState")
+    said = run("journalctl", "-b", "-o", "cat", "--no-pager",
+               "-t", "systemd-fsck").stdout.strip().replace("\n", "; ")
+    check("boot-fsck", act == "active" and res == "success",
+          f"{fsck}: {act}, {res}; it said: {said}")
+    p = run("umount", mnt)
+    ok = p.returncode == 0
+    p = run("e2fsck", "-fn", f"/dev/mapper/{name}")
+    dump("INFO e2fsck| ", p.stdout)
+    check("e2fsck-clean", ok and p.returncode == 0, f"exit {p.returncode}")
+    run("mount", mnt)
+    files = {"pinned.dat": state["pinned"], "data.dat": state["data"],
+             "crash.dat": state["crash"]}
+    bad = [f for f, h in files.items()
+           if not os.path.exists(f"{mnt}/{f}") or sha256(f"{mnt}/{f}") != h]
+    check("data-intact", not bad, "bad: " + ",".join(bad) if bad else
+          "pinned.dat, data.dat, crash.dat (fsynced before the kill)")
+    p = run("dmsetup", "message", name, "0", "scrub")
+    for _ in range(60):
+        st = status(name)
+        if st["scrub"] != "running":
+            break
+        time.sleep(1)
+    check("scrub-clean", st["scrub"] == "done" and st["scrub_mismatches"] == 0,
+          f"scrub {st['scrub']}, {st['scrub_mismatches']} mismatches of "
+          f"{st['scrub_checked']}")
+    dump_logs(cfg)
+    return "done", "poweroff"
+
+
+def main():
+    global out, stage
+    disk = sys.argv[1]
+    with open(f"{disk}/config.json") as f:
+        cfg = json.load(f)
+    out = open(cfg.get("channel", "/dev/ttyS1"), "w")
+    os.makedirs(STATE_DIR, exist_ok=True)
+    try:
+        with open(f"{STATE_DIR}/stage") as f:
+            stage = f.read().strip()
+    except FileNotFoundError:
+        stage = "install"
+    say(f"STAGE {stage} begin uptime={open('/proc/uptime').read().split()[0]}")
+    # hottier-boot-test.service is Type=exec: the boot finishes without it.
+    p = subprocess.run(["timeout", "120", "systemctl", "is-system-running",
+                        "--wait"], stdout=subprocess.PIPE, text=True)
+    say(f"INFO {stage} system {p.stdout.strip()} at uptime "
+        f"{open('/proc/uptime').read().split()[0]}")
+    if p.stdout.strip() == "degraded":
+        dump("INFO failed units| ", run("systemctl", "--failed",
+                                         "--no-legend").stdout)
+    stages = {"install": stage_install, "first": stage_first,
+              "second": stage_second, "crash": stage_crash}
+    if stage not in stages:
+        say(f"STAGE {stage} nothing to do")
+        run("systemctl", "poweroff")
+        return 0
+    try:
+        nxt, action = stages[stage](cfg, disk)
+    except Exception as e:  # a broken stage still ends the run
+        check("stage-ran", False, f"{type(e).__name__}: {e}")
+        dump_logs(cfg)
+        nxt, action = "done", "poweroff"
+    set_stage(nxt)
+    run("sync")
+    say(f"STAGE {stage} end failures={failures} next={nxt} action={action}")
+    if action == "kill":
+        mnt = cfg["mountpoint"]
+        sh(f"(while :; do dd if={mnt}/data.dat of=/dev/null bs=256K "
+           f"iflag=direct 2>/dev/null; cat {mnt}/pinned.dat > /dev/null; "
+           f"done) >/dev/null 2>&1 &")
+        time.sleep(2)
+        say("READY-TO-KILL")
+        time.sleep(600)
+        action = "poweroff"
+    run("systemctl", "--no-block", action)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
