@@ -138,7 +138,7 @@ soak:
 		scripts/guest-suite.sh tests/guest/test_integrity.py
 	HOTTIER_MODULE=$(CURDIR)/results/matrix/6.1/src/dm-hottier.ko \
 	HOTTIER_VM_APPEND=null_blk.nr_devices=0 \
-	HOTTIER_CRASH_CUTS=$(CRASH_CUTS) \
+	HOTTIER_CRASH_CUTS=$(CRASH_CUTS) HOTTIER_DROP_SECONDS="2 4 6" \
 		scripts/vm-run.sh --kver $$(scripts/matrix.sh list | sed -n 's/^6\.1: //p') \
 		--results results/soak-crash --timeout $$(( $(CRASH_CUTS) * 30 + 600 )) -- \
 		scripts/guest-suite.sh tests/guest/test_crash.py
