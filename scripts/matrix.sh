@@ -126,9 +126,8 @@ tier_tests() {
 		# refusal after the members are open, flush and discard
 		# completions, the SSD retry path, pins taken over by a reload,
 		# sysfs stores racing suspend, the on-SSD map's takeover, clean
-		# stop, failed stop, a replaced SSD's map, verification, records
-		# kept while running, invalidations, degraded mode's witness and
-		# crash cuts, a few:
+		# stop, failed stop, verification, records kept while running,
+		# invalidations, degraded mode's witness and crash cuts, a few:
 		# see boot()) and the race tests. The long discard over a 4 GiB
 		# HDD (the range index by groups) is left to 6.1 and 6.12: KUnit
 		# proves that index here, and this boot reached its 1800 s.
@@ -153,7 +152,6 @@ tier_tests() {
 			$g/test_persist.py::test_a_clean_remove_comes_back_warm_with_pins_and_data \
 			$g/test_persist.py::test_a_crash_keeps_the_recorded_replicas_and_the_pins \
 			$g/test_persist.py::test_a_reload_keeps_replicas_or_with_a_new_extent_size_the_pins \
-			$g/test_persist.py::test_a_reload_over_another_ssd_invalidates_the_old_ssds_map \
 			$g/test_persist.py::test_map_verify_drops_every_replica_if_the_hdd_changed_while_down \
 			$g/test_persist.py::test_a_degraded_device_invalidates_its_map_before_writing_the_hdd \
 			$g/test_persist.py::test_while_the_ssd_takes_no_write_recorded_extents_refuse_writes \
