@@ -421,10 +421,6 @@ def test_lvm_on_top_of_a_hottier_device(lvm, tmp_path):
         assert i["replica_reads_ssd"] == i["read_hits"], i
 
 
-def sectors(path):
-    return int(devices.run("blockdev", "--getsz", path).stdout)
-
-
 def test_an_lv_hdd_grows_online_keeping_replicas_and_pins(lvm, tmp_path):
     """Issue 15, item 3: the HDD LV is extended under a mounted ext4,
     hottierctl resize reloads the device with the LV's new length,
@@ -456,11 +452,11 @@ def test_an_lv_hdd_grows_online_keeping_replicas_and_pins(lvm, tmp_path):
             size = os.statvfs(where)
             lvm("lvextend", "-L+64M", f"{vg}/pool")
             devices.settle()
-            assert sectors(hdd) == 2 * 131072
+            assert devices.sectors(hdd) == 2 * 131072
             out = ctl("resize", name)
             assert out.startswith(f"{name}: 131072 to 262144 sectors "
                                   "(64 MiB to 128 MiB)"), out
-            assert sectors(d.path) == 262144
+            assert devices.sectors(d.path) == 262144
             after = info(d)
             # Restored from the SSD's map by the new table.
             assert after["map_loaded"] == before["slots_used"], after

@@ -118,20 +118,31 @@ def check_free(system, member):
                            "exclusively)")
 
 
+def check_distinct(h, s):
+    """Refuses two members that are one device, or where one is a
+    partition of the other."""
+    if h.devnum == s.devnum:
+        raise HottierError(f"{h.path} and {s.path} are the same device "
+                           f"({h.devnum})")
+    for a, b in ((h, s), (s, h)):
+        if b.sysdir.startswith(a.sysdir + os.sep):
+            raise HottierError(f"{b.path} is a partition of {a.path}")
+
+
 def check_members(system, hdd, ssd):
     """The two members, refused if they are one device, one is a partition
     of the other, or either is busy."""
     h = Member(system, hdd)
     s = Member(system, ssd)
-    if h.devnum == s.devnum:
-        raise HottierError(f"{hdd} and {ssd} are the same device "
-                           f"({h.devnum})")
-    for a, b in ((h, s), (s, h)):
-        if b.sysdir.startswith(a.sysdir + os.sep):
-            raise HottierError(f"{b.path} is a partition of {a.path}")
+    check_distinct(h, s)
     check_free(system, h)
     check_free(system, s)
     return h, s
+
+
+def live_member(system, devnum):
+    """The member a live table names by "major:minor"."""
+    return Member(system, "/dev/" + system.block_name(devnum))
 
 
 def create(system, name, hdd, ssd, extent_sectors, keys, format_ssd=False):
@@ -234,16 +245,15 @@ def resize(system, name):
     table's suspend writes clean. Returns (old, new) in sectors; a device
     already as long as its HDD is left alone. Never shrinks: a filesystem
     on it would lose its end."""
-    dev = system.device(name)
-    t = dev.table()
-    hdd = system.block_name(t["hdd"])
-    hdd_sectors = int(read_text(os.path.join(
-        system.devnum_path(t["hdd"]), "size")))
+    t = system.device(name).table()
+    hdd = live_member(system, t["hdd"])
+    hdd_sectors = hdd.sectors()
     old = t["length"]
     if hdd_sectors < old:
-        raise HottierError(f"{name}: its HDD {hdd} has {hdd_sectors} "
-                           f"sectors, fewer than the device's {old}: not "
-                           "shrunk (remove and create it again to shrink)")
+        raise HottierError(f"{name}: its HDD {os.path.basename(hdd.path)} "
+                           f"has {hdd_sectors} sectors, fewer than the "
+                           f"device's {old}: not shrunk (remove and create "
+                           "it again to shrink)")
     if hdd_sectors == old:
         return old, old
     swap_table(system, name, t, build_table(
@@ -259,14 +269,13 @@ def replace_ssd(system, name, ssd, format_ssd=False):
     pins are copied to the new SSD, other replicas as they heat again.
     I/O waits for the swap and sees no error. Returns the old SSD's
     "major:minor"."""
-    dev = system.device(name)
-    t = dev.table()
+    t = system.device(name).table()
     new = Member(system, ssd)
     if new.devnum == t["ssd"]:
         raise HottierError(f"{ssd} is already {name}'s SSD")
-    hdd_dir = system.devnum_path(t["hdd"])
-    if new.devnum == t["hdd"] or new.sysdir.startswith(hdd_dir + os.sep) \
-            or hdd_dir.startswith(new.sysdir + os.sep):
+    try:
+        check_distinct(live_member(system, t["hdd"]), new)
+    except HottierError:
         raise HottierError(f"{ssd} is {name}'s HDD or shares its disk")
     check_free(system, new)
     keys = dict(t["keys"])
