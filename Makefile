@@ -15,7 +15,8 @@
 #                     backup scan, SoftLayer, capture writer) on hottier,
 #                     dm-cache smq and dm-linear with the oracle, one guest
 #   make soak         the integrity race test for SOAK_SECONDS (default 600),
-#                     then a 4 TiB SSD (64M slots) loaded in a 10 GiB guest
+#                     the crash cuts (CRASH_CUTS), a 4 TiB SSD (64M slots)
+#                     loaded in a 10 GiB guest, KILL_ROUNDS QEMU kills
 #   make boot-test    a real systemd boot of a small Debian image (6.1):
 #                     hottier.service at boot and shutdown, a warm reboot,
 #                     a hard QEMU kill; "boot-6.1: N passed, N failed"
@@ -123,10 +124,14 @@ bench-workloads:
 # The integrity race test, minutes long; HOTTIER_SEED repeats a run. The
 # crash cuts of the on-SSD map, CRASH_CUTS per write policy. Then
 # the 64M-slot table of a 4 TiB SSD at 64 KiB extents (1.9 GiB of kernel
-# memory: see Documentation/hottier.rst, Memory).
+# memory: see Documentation/hottier.rst, Memory), and QEMU killed
+# KILL_ROUNDS times mid-load.
 SOAK_SECONDS ?= 600
 # Crash cuts per write policy (tests/guest/test_crash.py): 1,000 in all.
 CRASH_CUTS ?= 500
+# QEMU kills (scripts/qemu-kill.sh), each a boot after the last one's
+# takeover; make check makes 2.
+KILL_ROUNDS ?= 10
 soak:
 	scripts/setup.sh >/dev/null
 	scripts/matrix.sh build 6.1 >/dev/null
@@ -149,6 +154,9 @@ soak:
 		--results results/soak-4tib --memory 10G --timeout 3600 -- \
 		scripts/guest-suite.sh \
 		tests/guest/test_scale.py::test_a_large_ssd_loads_with_default_keys_and_serves
+	scripts/qemu-kill.sh --tier 6.1 --rounds $(KILL_ROUNDS) \
+		--kver $$(scripts/matrix.sh list | sed -n 's/^6\.1: //p') \
+		--module results/matrix/6.1/src/dm-hottier.ko --results results/soak-kill
 
 # A real boot (issue 15): debootstrap's bookworm (cached in
 # ~/.cache/dm-hottier/boot-image-<key>/) booted with systemd under QEMU TCG;
