@@ -2,6 +2,7 @@
 
 import itertools
 import os
+import re
 import subprocess
 import sys
 import time
@@ -119,15 +120,37 @@ def scrub(dev, timeout=300.0):
 
 
 class KernelLog:
-    """Kernel log lines printed after the mark taken at construction."""
+    """Kernel log lines printed after the mark taken at construction, as
+    dmesg prints them ("[seconds] text"). Read from /dev/kmsg, opened at
+    its end at the mark: under TCG starting dmesg costs about 0.2 s."""
 
     def __init__(self):
-        self.start = len(self._lines())
+        self.fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+        os.lseek(self.fd, 0, os.SEEK_END)
+        self.lines = []
 
-    @staticmethod
-    def _lines():
-        return subprocess.run(["dmesg"], capture_output=True,
-                              text=True).stdout.splitlines()
+    def __del__(self):
+        os.close(self.fd)
 
     def new(self):
-        return "\n".join(self._lines()[self.start:])
+        while True:
+            try:
+                rec = os.read(self.fd, 8192)
+            except BlockingIOError:
+                break
+            except BrokenPipeError:     # records overwritten: go on
+                continue
+            # "prio,seq,usec,flags;text\n", then " KEY=value" lines.
+            head, _, text = rec.decode(errors="replace").partition(";")
+            usec = int(head.split(",")[2])
+            text = text.split("\n", 1)[0]
+            self.lines.append(f"[{usec / 1e6:12.6f}] "
+                              f"{_kmsg_unescape(text)}")
+        return "\n".join(self.lines)
+
+
+def _kmsg_unescape(text):
+    """/dev/kmsg writes unprintable bytes as \\xNN, dmesg prints them."""
+    if "\\x" not in text:
+        return text
+    return re.sub(r"\\x([0-9a-f]{2})", lambda m: chr(int(m[1], 16)), text)

@@ -11,6 +11,7 @@ import time
 import pytest
 
 import devices
+import hotio
 from conftest import INFO_FIELDS, hottier_table, info, unique
 
 KEYS = ["discard", "write_policy", "promote_threshold",
@@ -172,8 +173,11 @@ def test_heat_and_top_messages(hottier_module):
         assert bands["128-255"] >= 1 and bands["64-127"] >= 1, bands
         assert bands["2-3"] >= 1, bands
         assert sum(bands.values()) == info(d)["tracked"], bands
-        # A pin raises the extent's heat to the promotion threshold.
+        # A pin raises the extent's heat to the promotion threshold. Its
+        # copy starts: the views show an extent in flight once it landed.
         d.message("pin", str(10 * extent), str(extent))
+        hotio.wait_until(lambda: info(d)["migrations"] == 0, 30,
+                         what="the pin's copy")
         top = [line.split() for line in
                d.message("top", "2").stdout.split("\n") if line.strip()]
         assert top[0][0] == str(10 * extent), top

@@ -292,8 +292,7 @@ def test_suspend_reload_and_remove_with_copies_in_flight_keep_data(
                 check(d.path)
                 i = info(d)
                 assert i["read_hits"] >= n, i
-                d.message("scrub")
-                i = info(d)
+                i = scrub(d)            # a worker: wait for its end
                 assert (i["scrub_checked"], i["scrub_mismatches"]) == (n, 0)
             ph("new device")
     errors = [ln for ln in log.new().splitlines() if "hottier" in ln]

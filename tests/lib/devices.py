@@ -17,6 +17,8 @@ import os
 import subprocess
 import time
 
+import dmioctl
+
 CONFIGFS_NULLB = "/sys/kernel/config/nullb"
 
 
@@ -191,10 +193,12 @@ class DmDevice:
         return run("dmsetup", "table", self.name).stdout.strip()
 
     def status(self):
-        return run("dmsetup", "status", self.name).stdout.strip()
+        return dmioctl.run(("dmsetup", "status", self.name), dmioctl.status,
+                           self.name).stdout.strip()
 
     def message(self, *words):
-        return run("dmsetup", "message", self.name, "0", *words)
+        return dmioctl.run(("dmsetup", "message", self.name, "0", *words),
+                           dmioctl.message, self.name, 0, *words)
 
     def reload(self, table):
         run("dmsetup", "reload", self.name, "--table", table)
