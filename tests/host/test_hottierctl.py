@@ -7,6 +7,8 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -982,6 +984,64 @@ def test_activate_creates_what_is_present(disks, tmp_path, capsys):
     assert rc == 0 and out == "tiered: already active\n"
 
 
+def test_activate_waits_for_a_member_that_comes_up_late(disks, tmp_path,
+                                                        capsys):
+    """An md array or an LV that appears after udev settled: --wait
+    polls the tab's members until they all exist."""
+    nodes(disks, tmp_path)
+    with_wwn(disks)
+    dev = tmp_path / "dev"
+    os.rename(dev / "nvme0n1", dev / "nvme0n1.later")
+    hottiertab = tmp_path / "hottiertab"
+    hottiertab.write_text(f"tiered {dev}/sdb {dev}/nvme0n1 1M\n")
+    later = threading.Timer(0.6, os.rename, (dev / "nvme0n1.later",
+                                             dev / "nvme0n1"))
+    later.start()
+    start = time.monotonic()
+    rc, out = disks.run("activate", "--tab", str(hottiertab), "--wait", "30")
+    took = time.monotonic() - start
+    later.join()
+    assert rc == 0 and out == "tiered: created\n"
+    assert 0.5 < took < 10, took
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"hottierctl: waiting up to 30 s for {dev}/nvme0n1"
+    assert err[1].startswith("hottierctl: waited ") and \
+        err[1].endswith(" s for members") and len(err) == 2, err
+
+
+def test_activate_waits_at_most_wait_seconds_then_skips(disks, tmp_path,
+                                                        capsys):
+    nodes(disks, tmp_path)
+    with_wwn(disks)
+    dev = tmp_path / "dev"
+    hottiertab = tmp_path / "hottiertab"
+    hottiertab.write_text(f"tiered {dev}/sdb {dev}/nvme0n1 1M\n"
+                          f"later {dev}/sdb {dev}/sdx 1M\n")
+    start = time.monotonic()
+    rc, out = disks.run("activate", "--tab", str(hottiertab), "--wait",
+                        "0.7")
+    took = time.monotonic() - start
+    assert rc == 0 and out == "tiered: created\n"
+    assert 0.7 <= took < 10, took
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"hottierctl: waiting up to 0.7 s for {dev}/sdx"
+    assert err[-1] == f"hottierctl: later: {dev}/sdx not present; skipped"
+    # Nothing missing: no wait, no word of it.
+    rc, out = disks.run("activate", "--tab", str(hottiertab), "--wait",
+                        "30", "tiered")
+    assert rc == 0 and out == "tiered: already active\n"
+    assert capsys.readouterr().err == ""
+
+
+def test_activate_refuses_a_negative_wait(disks, tmp_path, capsys):
+    hottiertab = tmp_path / "hottiertab"
+    hottiertab.write_text("tiered /dev/sdb /dev/nvme0n1 1M\n")
+    assert disks.run("activate", "--tab", str(hottiertab), "--wait",
+                     "-1")[0] == 1
+    assert one_line_error(capsys) == \
+        "hottierctl: --wait -1: expected seconds, 0 or more\n"
+
+
 def test_activate_reports_a_failed_create_and_goes_on(disks, tmp_path,
                                                       capsys):
     nodes(disks, tmp_path)
@@ -1261,7 +1321,7 @@ def test_make_install_userspace_puts_every_file_in_place(tmp_path):
     assert f'RUN+="{sbin} tune-queues $env{{DM_NAME}}"' in rule
     assert 'ENV{DM_UUID}!="HOTTIER-?*", GOTO="hottier_end"' in rule
     unit = prefix / "lib/systemd/system/hottier.service"
-    assert f"ExecStart={sbin} activate\n" in unit.read_text()
+    assert f"ExecStart={sbin} activate --wait 60\n" in unit.read_text()
     assert f"ExecStop={sbin} deactivate\n" in unit.read_text()
     # systemd itself finds nothing wrong with the unit (its man page is
     # not installed where man looks: not checked).

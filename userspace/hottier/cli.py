@@ -300,8 +300,35 @@ def tab_entries(system, args):
     return entries
 
 
+def wait_for_members(system, args, err, step=0.5):
+    """The tab's entries once every member they name exists, or once
+    args.wait seconds passed: members that an md array or an LVM volume
+    group brings up after udev settled (LVM activates a volume group in a
+    unit of its own). The tab is read again each time, since VG/LV
+    resolves to the node that exists (tab.lv_path())."""
+    deadline = time.monotonic() + args.wait
+    waited = []
+    while True:
+        entries = tab_entries(system, args)
+        missing = [p for e in entries for p in (e.hdd, e.ssd)
+                   if not os.path.exists(p)]
+        if not missing or time.monotonic() >= deadline:
+            if waited:
+                print(f"hottierctl: waited {time.monotonic() - waited[0]:.1f}"
+                      " s for members", file=err)
+            return entries
+        if not waited:
+            waited.append(time.monotonic())
+            print(f"hottierctl: waiting up to {args.wait:g} s for "
+                  f"{', '.join(missing)}", file=err)
+        time.sleep(step)
+
+
 def cmd_activate(system, args, out):
-    entries = tab_entries(system, args)
+    if args.wait < 0:
+        raise HottierError(f"--wait {args.wait:g}: expected seconds, 0 or "
+                           "more")
+    entries = wait_for_members(system, args, sys.stderr)
     if not create.activate(system, entries, out, sys.stderr):
         raise HottierError("some devices were not created")
 
@@ -454,6 +481,10 @@ def parser():
                     "create the devices listed in hottiertab whose "
                     "members exist", device=False)
     add_tab_entries(p)
+    p.add_argument("--wait", type=float, default=0, metavar="SECONDS",
+                   help="wait up to SECONDS for missing members first (an "
+                   "md array or LVM volume coming up; hottier.service "
+                   "waits 60)")
 
     add_command(subs, "resize", cmd_resize,
                 "reload the device with its HDD's length, once the HDD has "
