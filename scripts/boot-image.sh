@@ -34,13 +34,15 @@ done
 [ -d "/lib/modules/$kver/kernel" ] || { echo "boot-image: no /lib/modules/$kver" >&2; exit 2; }
 
 SUITE=bookworm
-PACKAGES=systemd,systemd-sysv,udev,kmod,python3,e2fsprogs,dmsetup
+# lvm2 and mdadm: the second device of boot-test.sh has an md RAID1 for
+# HDD and LVM on top.
+PACKAGES=systemd,systemd-sysv,udev,kmod,python3,e2fsprogs,dmsetup,lvm2,mdadm
 SIZE=1200M
 # The modules copied from the host, with their dependencies: those the
 # guest needs after the initrd, and no more (every module a device or the
 # CPU's modalias could load costs a modprobe under TCG, and a loop module
 # would bring 8 loop devices, each an event for the member rules).
-MODULES="dm-mod virtio_blk virtio_pci virtio_rng ext4 crc32c_generic crc32c-intel"
+MODULES="dm-mod virtio_blk virtio_pci virtio_rng ext4 crc32c_generic crc32c-intel raid1"
 
 # The mirror apt uses (deb822 or one-line sources).
 mirror() {
@@ -88,7 +90,8 @@ mkdir -p "$tree/var/log/journal" "$tree/srv"
 sed -i 's|^root:[^:]*:|root::|' "$tree/etc/shadow"
 # Nothing on the timers' minds during a test.
 for t in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer \
-	dpkg-db-backup.timer; do
+	dpkg-db-backup.timer mdcheck_start.timer mdcheck_continue.timer \
+	mdmonitor-oneshot.timer mdmonitor.service; do
 	ln -sf /dev/null "$tree/etc/systemd/system/$t"
 done
 rm -rf "$tree/var/cache/apt/archives/"*.deb "$tree/var/lib/apt/lists/"* \

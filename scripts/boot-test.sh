@@ -11,7 +11,10 @@
 # "systemctl reboot" shuts it down for real, then QEMU exits at the reset
 # and the next boot starts), on one qcow2 overlay of the cached image and
 # one pair of disks (HDD 256 MiB with serial bthdd, its ext4 made here:
-# the HDD maps one to one; SSD 32 MiB, serial btssd):
+# the HDD maps one to one; SSD 32 MiB, serial btssd), and a stack: a
+# second device whose HDD is an md RAID1 over two disks (btmd1, btmd2,
+# 64 MiB each) and SSD btssd2 (16 MiB), with an LVM volume group on top
+# and an ext4 LV in fstab (made in the install boot):
 #   install  project files from the "boottest" disk, systemctl reboot
 #   first    checks a, systemctl reboot
 #   second   checks b, reads: SIGKILL of QEMU
@@ -70,6 +73,9 @@ qemu-img create -q -f qcow2 -b "$img" -F raw "$res/root.qcow2" ||
 uuid=$(python3 -c 'import uuid; print(uuid.uuid4())')
 truncate -s 256M "$res/hdd.img"
 truncate -s 32M "$res/ssd.img"
+for d in md1:64M md2:64M ssd2:16M; do
+	truncate -s "${d#*:}" "$res/${d%%:*}.img"
+done
 mkfs.ext4 -q -F -U "$uuid" -L hotfs -E lazy_itable_init=0,lazy_journal_init=0 \
 	"$res/hdd.img" || fail_all "mkfs.ext4 of the HDD failed"
 
@@ -85,14 +91,18 @@ printf '#!/bin/sh\nexec python3 /run/boottest/boot_check.py /run/boottest\n' > "
 cat > "$stage/config.json" <<EOF
 {"name": "hot", "hdd_serial": "bthdd", "ssd_serial": "btssd",
  "extent": "256K", "uuid": "$uuid", "mountpoint": "/srv/hot",
- "channel": "/dev/ttyS1"}
+ "channel": "/dev/ttyS1",
+ "stack": {"name": "hot2", "md": "hotmd", "md_serials": ["btmd1", "btmd2"],
+           "ssd_serial": "btssd2", "extent": "256K", "vg": "hotvg",
+           "lv": "data", "mountpoint": "/srv/lv"}}
 EOF
 truncate -s 32M "$res/boottest.img"
 mkfs.ext4 -q -F -L boottest -d "$stage" "$res/boottest.img" ||
 	fail_all "mkfs.ext4 of the boottest disk failed"
 
 disks=(--disk "bthdd=$res/hdd.img" --disk "btssd=$res/ssd.img"
-	--disk "boottest=$res/boottest.img")
+	--disk "btmd1=$res/md1.img" --disk "btmd2=$res/md2.img"
+	--disk "btssd2=$res/ssd2.img" --disk "boottest=$res/boottest.img")
 
 # One QEMU: boot-run.sh in the background; the channel's STAGE lines timed
 # as they come; on READY-TO-KILL, SIGKILL after 2 s of reads.
@@ -219,6 +229,7 @@ for b in "${boots[@]}"; do
 	[ -n "$s" ] && echo "boot-test: boot '$b': up in $s s (wall, TCG), stage took $(( ${e:-$s} - s )) s"
 done
 echo "boot-test: all boots: $total s of QEMU (wall) for the scenario; logs in $res"
-rm -f "$res/hdd.img" "$res/ssd.img" "$res/root.qcow2" "$res/boottest.img"
+rm -f "$res/hdd.img" "$res/ssd.img" "$res/md1.img" "$res/md2.img" \
+	"$res/ssd2.img" "$res/root.qcow2" "$res/boottest.img"
 echo "boot-$tier: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -23,6 +23,16 @@ disk's directory as its argument. The stage is kept on the root overlay,
            is in the kernel log, the fstab fsck passed, e2fsck -fn of the
            unmounted device is clean, every file is intact; power off
 
+The stack (config "stack"), checked at each boot after install: a second
+device whose HDD is an md RAID1 (named in the tab by its md-uuid link)
+and whose SSD is another disk, an LVM volume group on the device and an
+ext4 LV in fstab. install makes the array (mdadm.conf), the device, the
+PV, VG and LV, the global_filter of `hottierctl lvm-filter` (in
+lvmlocal.conf), a file; then every boot: the array was up before
+hottier.service created the device, LVM activated the LV on it and fstab
+mounted it, the PV is seen once (on the device, never on the raw array),
+the raw array has no by-uuid link and SYSTEMD_READY=0, the file is intact.
+
 Everything goes to the second serial port (the host's channel log), one
 line at a time: "CHECK <stage> <name> PASS|FAIL <detail>", "INFO ...",
 "FIG key=value", and the kernel log and the unit's journal prefixed with
@@ -184,6 +194,105 @@ def device_common(cfg):
           f"findmnt {mnt}: {src!r} (device {dev})")
 
 
+def md_uuid(path):
+    p = run("mdadm", "--detail", "--export", path, check_rc=True)
+    return dict(line.split("=", 1) for line in p.stdout.split()
+                if "=" in line)["MD_UUID"]
+
+
+def install_stack(cfg, state):
+    """The stack's array, device, LVM and file (see the module's text);
+    the device deactivated at the end, as a shutdown would."""
+    st = cfg["stack"]
+    md = f"/dev/md/{st['md']}"
+    members = [f"/dev/disk/by-id/virtio-{s}" for s in st["md_serials"]]
+    run("mdadm", "--create", md, "--run", "--level=1", "--raid-devices=2",
+        "--metadata=1.2", "--assume-clean", *members, check_rc=True)
+    os.makedirs("/etc/mdadm", exist_ok=True)
+    scan = run("mdadm", "--detail", "--scan", check_rc=True).stdout
+    with open("/etc/mdadm/mdadm.conf", "a") as f:
+        f.write(scan)
+    hdd = f"/dev/disk/by-id/md-uuid-{md_uuid(md)}"
+    with open("/etc/hottiertab", "a") as f:
+        f.write(f"{st['name']} {hdd} "
+                f"/dev/disk/by-id/virtio-{st['ssd_serial']} {st['extent']}\n")
+    run("udevadm", "trigger", "--action=change", "--subsystem-match=block")
+    run("udevadm", "settle", "-t", "60")
+    p = run("/usr/local/sbin/hottierctl", "lvm-filter", check_rc=True)
+    with open("/etc/lvm/lvmlocal.conf", "a") as f:
+        f.write(p.stdout)
+    run("/usr/local/sbin/hottierctl", "activate", st["name"], check_rc=True)
+    dev = f"/dev/mapper/{st['name']}"
+    vg, lv, mnt = st["vg"], st["lv"], st["mountpoint"]
+    run("pvcreate", "-q", dev, check_rc=True)
+    run("vgcreate", "-q", vg, dev, check_rc=True)
+    run("lvcreate", "-q", "-y", "-L", "40M", "-n", lv, vg, check_rc=True)
+    run("udevadm", "settle", "-t", "60")
+    run("mkfs.ext4", "-q", f"/dev/{vg}/{lv}", check_rc=True)
+    with open("/etc/fstab", "a") as f:
+        f.write(f"/dev/{vg}/{lv} {mnt} ext4 defaults 0 2\n")
+    os.makedirs(mnt, exist_ok=True)
+    run("mount", mnt, check_rc=True)
+    state["stack"] = write_file(f"{mnt}/stack.dat", 4)
+    run("umount", mnt, check_rc=True)
+    # LVM's event activation (lvm-activate-<vg>, from the PV's udev
+    # event) may run late and activate the VG again: until it is down.
+    for _ in range(10):
+        run("udevadm", "settle", "-t", "60")
+        run("vgchange", "-q", "-an", vg, check_rc=True)
+        p = run("/usr/local/sbin/hottierctl", "deactivate", st["name"])
+        if p.returncode == 0:
+            break
+        time.sleep(1)
+    else:
+        raise RuntimeError(f"hottierctl deactivate {st['name']}: {p.stdout}")
+    dump("INFO stack| ", sh("cat /etc/mdadm/mdadm.conf /etc/lvm/lvmlocal.conf "
+                            "/etc/hottiertab; cat /proc/mdstat").stdout)
+
+
+def check_stack(cfg, state):
+    """The stack after a boot (see the module's text)."""
+    st = cfg["stack"]
+    name, vg, lv, mnt = st["name"], st["vg"], st["lv"], st["mountpoint"]
+    journal = run("journalctl", "-b", "-o", "cat", "--no-pager",
+                  "-u", "hottier.service").stdout
+    check("stack-created-at-boot",
+          re.search(rf"^{re.escape(name)}: created$", journal, re.M)
+          is not None and os.path.exists(f"/dev/mapper/{name}"),
+          "hottier.service said: " + "; ".join(journal.splitlines()[-6:]))
+    md = os.path.realpath(f"/dev/md/{st['md']}")
+    deps = run("dmsetup", "deps", "-o", "devname", name).stdout.strip()
+    check("stack-hdd-is-the-array", f"({os.path.basename(md)})" in deps,
+          f"{name}: {deps}; /dev/md/{st['md']} is {md}")
+    lvdev = os.path.realpath(f"/dev/{vg}/{lv}")
+    lvdeps = run("dmsetup", "deps", "-o", "devname",
+                 f"{vg}-{lv}").stdout.strip()
+    src = run("findmnt", "-no", "SOURCE", mnt).stdout.strip()
+    check("stack-lv-mounted-on-the-device",
+          bool(src) and os.path.realpath(src) == lvdev
+          and f"({name})" in lvdeps,
+          f"findmnt {mnt}: {src!r}; {vg}-{lv} deps: {lvdeps}")
+    p = run("pvs", "--noheadings", "-o", "pv_name,vg_name")
+    pvs = [line.split() for line in p.stdout.splitlines() if line.strip()]
+    check("stack-pv-seen-once",
+          pvs == [[f"/dev/mapper/{name}", vg]] and "uplicate" not in p.stdout,
+          f"pvs: {pvs}; said: {p.stdout.strip()!r}")
+    props = run("udevadm", "info", "-q", "property", md).stdout
+    links = run("udevadm", "info", "-q", "symlink", md).stdout
+    check("stack-array-hidden",
+          "SYSTEMD_READY=0" in props and "by-uuid" not in links
+          and "ID_FS_TYPE=LVM2_member" not in props,
+          f"{md}: links {links.strip()}; "
+          f"{[x for x in props.split() if x.startswith(('SYSTEMD_READY', 'ID_FS_TYPE', 'HOTTIER'))]}")
+    check("stack-data-intact",
+          os.path.exists(f"{mnt}/stack.dat")
+          and sha256(f"{mnt}/stack.dat") == state.get("stack"))
+    s = status(name)
+    if s is not None:
+        say(f"FIG {stage}_stack_map={s['map']}")
+        say(f"FIG {stage}_stack_loaded={s['map_loaded']}")
+
+
 def stage_install(cfg, disk):
     kver = os.uname().release
     upd = f"/lib/modules/{kver}/updates"
@@ -198,8 +307,14 @@ def stage_install(cfg, disk):
     with open("/etc/fstab", "a") as f:
         f.write(f"UUID={cfg['uuid']} {cfg['mountpoint']} ext4 defaults 0 2\n")
     os.makedirs(cfg["mountpoint"], exist_ok=True)
+    if "stack" in cfg:
+        state = read_state()
+        install_stack(cfg, state)
+        write_state(state)
     check("installed", True,
-          "module, hottierctl, rules, unit, hottiertab, fstab")
+          "module, hottierctl, rules, unit, hottiertab, fstab"
+          + (", md array, LVM on the second device" if "stack" in cfg
+             else ""))
     dump("INFO installed| ", sh("modinfo -F filename dm-hottier; "
                                "systemctl is-enabled hottier.service; "
                                "cat /etc/hottiertab /etc/fstab").stdout)
@@ -211,6 +326,8 @@ def stage_first(cfg, disk):
     mnt = cfg["mountpoint"]
     boot_time()
     device_common(cfg)
+    if "stack" in cfg:
+        check_stack(cfg, read_state())
     ht = int(unit_prop("hottier.service", "ActiveEnterTimestampMonotonic") or 0)
     lfs = int(unit_prop("local-fs.target", "ActiveEnterTimestampMonotonic") or 0)
     mount_unit = run("systemd-escape", "-p", "--suffix=mount", mnt).stdout.strip()
@@ -288,10 +405,22 @@ def stage_second(cfg, disk):
     prev = run("journalctl", "-b", "-1", "-o", "short-monotonic", "--no-pager",
                "-u", "hottier.service").stdout
     dump("J-1| ", prev)
+    # hottierctl deactivate removed each device, or found it removed by
+    # lvm2's blkdeactivate (blk-availability.service stops first); either
+    # remove writes the map clean, so no map was left open.
+    names = [name] + ([cfg["stack"]["name"]] if "stack" in cfg else [])
+    said = {n: re.search(rf"\b{re.escape(n)}: (removed|not active)$", prev,
+                         re.M) for n in names}
+    kmsg = run("dmesg").stdout
     check("deactivated-at-shutdown",
-          re.search(rf"\b{re.escape(name)}: removed", prev) is not None,
-          "'%s: removed' in the last boot's hottier.service journal" % name)
+          all(said.values()) and "left open" not in kmsg,
+          "hottier.service at the last shutdown: " + "; ".join(
+              f"{n}: {m[1] if m else 'nothing'}" for n, m in said.items())
+          + "; kernel log: " + ("a map left open" if "left open" in kmsg
+                                else "every map clean"))
     device_common(cfg)
+    if "stack" in cfg:
+        check_stack(cfg, state)
     st = status(name)
     before = state["before"]["slots_used"]
     kmsg = run("dmesg").stdout
@@ -336,6 +465,8 @@ def stage_crash(cfg, disk):
     boot_time()
     state = read_state()
     device_common(cfg)
+    if "stack" in cfg:
+        check_stack(cfg, state)
     kmsg = run("dmesg").stdout
     check("takeover-after-crash",
           "the SSD's map was left open: recorded replicas kept" in kmsg,
