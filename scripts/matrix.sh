@@ -156,17 +156,17 @@ tier_tests() {
 		# refusal after the members are open, flush and discard
 		# completions, the SSD retry path, pins taken over by a reload,
 		# sysfs stores racing suspend, the on-SSD map's takeover, clean
-		# stop, failed stop, verification, records kept while running,
-		# invalidations, degraded mode's witness and crash cuts, a few:
+		# stop, failed stop, a replaced SSD's map, verification, records
+		# kept while running, invalidations, degraded mode's witness and
+		# crash cuts, a few:
 		# see boot()) and the race tests. The long discard over a 4 GiB
 		# HDD (the range index by groups) is left to 6.1 and 6.12: KUnit
 		# proves that index here, and this boot reached its 1800 s.
-		# So are three tests whose paths others here run, 250 s under
-		# KASAN: fio across suspend, resume and reload (the copies in
-		# flight across them, in test_tiering), a clean remove that
-		# comes back warm (every persistence test removes its device
-		# and the reload takes a clean map over), pins across reloads
-		# of every extent size (test_persist's reload).
+		# So are two tests whose paths others here run, 180 s under
+		# KASAN (this boot took 1503 s with them, 1059 s without them
+		# and two more): fio across suspend, resume and reload (the
+		# copies in flight across them, in test_tiering), pins across
+		# reloads of every extent size (test_persist's reload).
 		echo $g/test_table.py::test_create_and_remove_leaves_nothing \
 			$g/test_table.py::test_table_round_trips_through_create_and_reload \
 			$g/test_table.py::test_member_of_another_hottier_device_is_refused \
@@ -183,8 +183,10 @@ tier_tests() {
 			$g/test_tiering.py::test_suspend_reload_and_remove_with_copies_in_flight_keep_data \
 			$g/test_sysfs.py::test_directory_follows_the_live_table_across_suspend_and_reload \
 			"$g/test_faults.py::test_ssd_faults_under_fio_verify_degrade_then_ssd_reset_recovers[dm_error]" \
+			$g/test_persist.py::test_a_clean_remove_comes_back_warm_with_pins_and_data \
 			$g/test_persist.py::test_a_crash_keeps_the_recorded_replicas_and_the_pins \
 			$g/test_persist.py::test_a_reload_keeps_replicas_or_with_a_new_extent_size_the_pins \
+			$g/test_persist.py::test_a_reload_over_another_ssd_invalidates_the_old_ssds_map \
 			$g/test_persist.py::test_map_verify_drops_every_replica_if_the_hdd_changed_while_down \
 			$g/test_persist.py::test_a_degraded_device_invalidates_its_map_before_writing_the_hdd \
 			$g/test_persist.py::test_while_the_ssd_takes_no_write_recorded_extents_refuse_writes \
