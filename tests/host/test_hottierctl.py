@@ -962,15 +962,24 @@ def nodes(t, tmp_path):
             f"/dev/{name}"]
 
 
-def test_activate_creates_what_is_present(disks, tmp_path, capsys):
+def tab_of_nodes(disks, tmp_path, text):
+    """The disks' nodes as files (nodes()), their WWN, and a hottiertab
+    of text, where {dev} is the nodes' directory: (that directory, the
+    tab's path)."""
     nodes(disks, tmp_path)
     with_wwn(disks)
     dev = tmp_path / "dev"
     hottiertab = tmp_path / "hottiertab"
-    hottiertab.write_text(
-        f"# name hdd ssd extent\n"
-        f"tiered {dev}/sdb {dev}/nvme0n1 1M routing=ssd\n"
-        f"later {dev}/sdx by-id/ata-not-here 1M\n")
+    hottiertab.write_text(text.format(dev=dev))
+    return dev, hottiertab
+
+
+def test_activate_creates_what_is_present(disks, tmp_path, capsys):
+    dev, hottiertab = tab_of_nodes(
+        disks, tmp_path,
+        "# name hdd ssd extent\n"
+        "tiered {dev}/sdb {dev}/nvme0n1 1M routing=ssd\n"
+        "later {dev}/sdx by-id/ata-not-here 1M\n")
     rc, out = disks.run("activate", "--tab", str(hottiertab))
     assert rc == 0 and out == "tiered: created\n"
     assert capsys.readouterr().err == (
@@ -988,12 +997,9 @@ def test_activate_waits_for_a_member_that_comes_up_late(disks, tmp_path,
                                                         capsys):
     """An md array or an LV that appears after udev settled: --wait
     polls the tab's members until they all exist."""
-    nodes(disks, tmp_path)
-    with_wwn(disks)
-    dev = tmp_path / "dev"
+    dev, hottiertab = tab_of_nodes(disks, tmp_path,
+                                   "tiered {dev}/sdb {dev}/nvme0n1 1M\n")
     os.rename(dev / "nvme0n1", dev / "nvme0n1.later")
-    hottiertab = tmp_path / "hottiertab"
-    hottiertab.write_text(f"tiered {dev}/sdb {dev}/nvme0n1 1M\n")
     later = threading.Timer(0.6, os.rename, (dev / "nvme0n1.later",
                                              dev / "nvme0n1"))
     later.start()
@@ -1011,12 +1017,9 @@ def test_activate_waits_for_a_member_that_comes_up_late(disks, tmp_path,
 
 def test_activate_waits_at_most_wait_seconds_then_skips(disks, tmp_path,
                                                         capsys):
-    nodes(disks, tmp_path)
-    with_wwn(disks)
-    dev = tmp_path / "dev"
-    hottiertab = tmp_path / "hottiertab"
-    hottiertab.write_text(f"tiered {dev}/sdb {dev}/nvme0n1 1M\n"
-                          f"later {dev}/sdb {dev}/sdx 1M\n")
+    dev, hottiertab = tab_of_nodes(disks, tmp_path,
+                                   "tiered {dev}/sdb {dev}/nvme0n1 1M\n"
+                                   "later {dev}/sdb {dev}/sdx 1M\n")
     start = time.monotonic()
     rc, out = disks.run("activate", "--tab", str(hottiertab), "--wait",
                         "0.7")
@@ -1044,12 +1047,9 @@ def test_activate_refuses_a_negative_wait(disks, tmp_path, capsys):
 
 def test_activate_reports_a_failed_create_and_goes_on(disks, tmp_path,
                                                       capsys):
-    nodes(disks, tmp_path)
-    with_wwn(disks)
-    dev = tmp_path / "dev"
-    hottiertab = tmp_path / "hottiertab"
-    hottiertab.write_text(f"a {dev}/sdb {dev}/sdb 1M\n"
-                          f"b {dev}/sdb {dev}/nvme0n1 1M\n")
+    dev, hottiertab = tab_of_nodes(disks, tmp_path,
+                                   "a {dev}/sdb {dev}/sdb 1M\n"
+                                   "b {dev}/sdb {dev}/nvme0n1 1M\n")
     rc, out = disks.run("activate", "--tab", str(hottiertab))
     assert rc == 1 and out == "b: created\n"
     assert capsys.readouterr().err.splitlines() == [
