@@ -423,7 +423,6 @@ def stage_second(cfg, disk):
         check_stack(cfg, state)
     st = status(name)
     before = state["before"]["slots_used"]
-    kmsg = run("dmesg").stdout
     m = re.search(r"(\d+) replicas restored from the SSD's map, (\d+) intents",
                   kmsg)
     restored = int(m.group(1)) if m else -1

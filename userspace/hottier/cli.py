@@ -307,18 +307,18 @@ def wait_for_members(system, args, err, step=0.5):
     unit of its own). The tab is read again each time, since VG/LV
     resolves to the node that exists (tab.lv_path())."""
     deadline = time.monotonic() + args.wait
-    waited = []
+    started = None
     while True:
         entries = tab_entries(system, args)
         missing = [p for e in entries for p in (e.hdd, e.ssd)
                    if not os.path.exists(p)]
         if not missing or time.monotonic() >= deadline:
-            if waited:
-                print(f"hottierctl: waited {time.monotonic() - waited[0]:.1f}"
+            if started is not None:
+                print(f"hottierctl: waited {time.monotonic() - started:.1f}"
                       " s for members", file=err)
             return entries
-        if not waited:
-            waited.append(time.monotonic())
+        if started is None:
+            started = time.monotonic()
             print(f"hottierctl: waiting up to {args.wait:g} s for "
                   f"{', '.join(missing)}", file=err)
         time.sleep(step)
