@@ -931,6 +931,70 @@ static void seq_interleaved_streams_both_detected(struct kunit *test)
 	}
 }
 
+/*
+ * Passes of one stream of 8-sector reads over 16 extents of 128 sectors,
+ * cutoff 256: the head (the first 256 sectors, extents 0 and 1) heats per
+ * read, 16 each; past it each extent heats once per pass, by the read that
+ * enters it. A new pass starts a new run (it does not continue the last),
+ * so it heats the same way again.
+ */
+static void seq_stream_heats_each_extent_once_per_pass(struct kunit *test)
+{
+	const unsigned int shift = 7, passes = 3, extents = 16;
+	const u64 base = 1ULL << 30, cutoff = 256;
+	struct hottier_seq *s = new_seq(test);
+	unsigned int heat[16] = { 0 }, p, e;
+	u64 sector;
+
+	for (p = 0; p < passes; p++)
+		for (sector = base; sector < base + (extents << shift);
+		     sector += 8)
+			heat[(sector - base) >> shift] +=
+				hottier_seq_heats(s, sector, 8, cutoff, shift);
+	for (e = 0; e < extents; e++)
+		KUNIT_EXPECT_EQ_MSG(test, heat[e], e < 2 ? 16 * passes : passes,
+				    "extent %u", e);
+}
+
+/* Reads that continue no stream, or with detection off, all heat. */
+static void seq_random_reads_and_cutoff_zero_always_heat(struct kunit *test)
+{
+	struct hottier_seq *s = new_seq(test);
+	unsigned int heated = 0, n = 0;
+	u32 x = 777;
+	u64 sector;
+	int i;
+
+	for (i = 0; i < 5000; i++, n++) {
+		x = x * 1664525 + 1013904223;
+		/* Inside a 128-sector extent, never at its start. */
+		sector = (u64)(x >> 4) * 1024 + 8;
+		heated += hottier_seq_heats(s, sector, 8, 8, 7);
+	}
+	for (sector = 8; sector < 100000; sector += 8, n++)
+		heated += hottier_seq_heats(s, sector, 8, 0, 7);
+	KUNIT_EXPECT_EQ(test, heated, n);
+}
+
+/*
+ * A stream that starts inside an extent heats it with its first read (not
+ * yet a stream), then the next extents once each past the cutoff.
+ */
+static void seq_unaligned_stream_heats_its_first_extent(struct kunit *test)
+{
+	struct hottier_seq *s = new_seq(test);
+	unsigned int heat[4] = { 0 };
+	u64 sector, base = 1ULL << 20;
+
+	for (sector = base + 64; sector < base + 4 * 128; sector += 8)
+		heat[(sector - base) >> 7] +=
+			hottier_seq_heats(s, sector, 8, 8, 7);
+	KUNIT_EXPECT_EQ(test, heat[0], 1U);
+	KUNIT_EXPECT_EQ(test, heat[1], 1U);
+	KUNIT_EXPECT_EQ(test, heat[2], 1U);
+	KUNIT_EXPECT_EQ(test, heat[3], 1U);
+}
+
 /* Administrators' views: heat bands and the top list. */
 
 static void band_edges_are_powers_of_two(struct kunit *test)
@@ -1039,6 +1103,9 @@ static struct kunit_case hottier_heat_cases[] = {
 	KUNIT_CASE(seq_random_reads_never_flagged),
 	KUNIT_CASE(seq_gap_restarts_run),
 	KUNIT_CASE(seq_interleaved_streams_both_detected),
+	KUNIT_CASE(seq_stream_heats_each_extent_once_per_pass),
+	KUNIT_CASE(seq_random_reads_and_cutoff_zero_always_heat),
+	KUNIT_CASE(seq_unaligned_stream_heats_its_first_extent),
 	{}
 };
 

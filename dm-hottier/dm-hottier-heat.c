@@ -308,6 +308,25 @@ bool hottier_seq_note(struct hottier_seq *s, u64 sector, u32 nr_sectors,
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_seq_note);
 
+/*
+ * Note a read of [sector, sector + nr_sectors), which lies inside one
+ * extent of 2^extent_shift sectors, and say whether it heats that extent.
+ * A read heats, except one that continues a stream longer than the cutoff
+ * in an extent the stream already entered: such a stream heats each extent
+ * once per pass, by the read that enters it (which starts at the extent's
+ * first sector, reads being split at extent boundaries). A file streamed
+ * often thus heats with its popularity, and a backup's single pass adds
+ * one read's worth to each extent, whatever its length.
+ */
+bool hottier_seq_heats(struct hottier_seq *s, u64 sector, u32 nr_sectors,
+		       u64 cutoff_sectors, unsigned int extent_shift)
+{
+	if (!hottier_seq_note(s, sector, nr_sectors, cutoff_sectors))
+		return true;
+	return !(sector & ((1ULL << extent_shift) - 1));
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_seq_heats);
+
 /* Administrators' views */
 
 unsigned int hottier_heat_band(u32 heat)

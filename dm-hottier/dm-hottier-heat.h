@@ -127,6 +127,8 @@ struct hottier_seq {
 void hottier_seq_init(struct hottier_seq *s);
 bool hottier_seq_note(struct hottier_seq *s, u64 sector, u32 nr_sectors,
 		      u64 cutoff_sectors);
+bool hottier_seq_heats(struct hottier_seq *s, u64 sector, u32 nr_sectors,
+		       u64 cutoff_sectors, unsigned int extent_shift);
 
 /*
  * Views for administrators (the heat and top messages). Band 0 holds heat

@@ -157,8 +157,8 @@ static void remap_ssd(struct hottier *ht, struct bio *bio, sector_t offset,
 /*
  * A read of a replicated extent goes to the member routing picks, and heats
  * the replica's slot; any other read goes to the HDD and is offered to the
- * policy as a miss. Reads of a sequential stream past the cutoff heat
- * nothing.
+ * policy as a miss. A sequential stream past the cutoff heats each extent
+ * once per pass (hottier_seq_heats()).
  */
 static int map_read(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 {
@@ -169,18 +169,19 @@ static int map_read(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 	unsigned long flags;
 	struct hottier_mlock *lock;
 	u64 now = 0;
-	bool scan;
+	bool heats;
 	u32 slot;
 
 	io->iter = bio->bi_iter;
 	io->bi_flags = bio->bi_flags;
-	scan = hottier_seq_note(&ht->seq, offset, bio_sectors(bio), cutoff);
+	heats = hottier_seq_heats(&ht->seq, offset, bio_sectors(bio), cutoff,
+				  ht->extent_shift);
 	lock = hottier_map_lock(m, extent, &flags);
 	slot = __hottier_map_find(m, extent);
 	if (slot != HOTTIER_NIL && !is_degraded(ht) &&
 	    hottier_mslot_state(hottier_mslot(m, slot)) ==
 	    HOTTIER_S_RESIDENT) {
-		if (!scan)
+		if (heats)
 			__hottier_map_hit(m, slot,
 					  hottier_policy_epoch(&ht->policy));
 		stat_add(ht, HOTTIER_STAT_READ_HITS, 1);
@@ -201,7 +202,7 @@ static int map_read(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 	}
 	hottier_map_unlock(lock, flags);
 	stat_add(ht, HOTTIER_STAT_READ_MISSES, 1);
-	if (!is_degraded(ht) && hottier_policy_miss(&ht->policy, extent, scan))
+	if (!is_degraded(ht) && hottier_policy_miss(&ht->policy, extent, !heats))
 		kick_promote(ht, 0);
 	remap_hdd(ht, bio, offset);
 	start_read(ht, io, HOTTIER_ROUTE_HDD, 0);

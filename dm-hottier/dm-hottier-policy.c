@@ -143,10 +143,10 @@ void hottier_policy_tick(struct hottier_policy *p)
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_tick);
 
 /*
- * A read of an extent without a replica (@scan: part of a sequential
- * stream, which heats nothing). True if the extent became a candidate:
- * the target should run its promotion worker. A full candidate queue
- * drops the offer: the next read makes it again.
+ * A read of an extent without a replica (@scan: a read that heats nothing,
+ * a stream's inside an extent it already heated). True if the extent
+ * became a candidate: the target should run its promotion worker. A full
+ * candidate queue drops the offer: the next read makes it again.
  */
 bool hottier_policy_miss(struct hottier_policy *p, u64 extent, bool scan)
 {
