@@ -258,6 +258,9 @@ static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 		io->last = extent;
 		io->counted = true;
 		wtrack_range(ht, extent, extent, 1);
+		/* Copies must not slow a writer either (migration QoS). */
+		if (READ_ONCE(ht->args.migration_budget_us))
+			io->start_ns = ktime_get_ns();
 	}
 
 	lock = hottier_map_lock(m, extent, &flags);
@@ -429,6 +432,7 @@ int hottier_map(struct dm_target *ti, struct bio *bio)
 	io->ssd_status = BLK_STS_OK;
 	io->inval_wt = false;
 	io->dev = -1;
+	io->start_ns = 0;
 	if (io->flush)
 		return map_flush(ht, bio);
 
@@ -607,8 +611,13 @@ int hottier_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 		return DM_ENDIO_DONE;
 	}
 
-	if (io->dev >= 0 && end_read(ht, bio, io, *error))
-		return DM_ENDIO_INCOMPLETE;
+	if (io->dev >= 0) {
+		if (end_read(ht, bio, io, *error))
+			return DM_ENDIO_INCOMPLETE;
+	} else if (io->start_ns && !*error) {
+		/* A write, timed for the QoS controller. */
+		hottier_qos_note(ht, ktime_get_ns() - io->start_ns);
+	}
 	if (io->write_through)
 		end_write_through(ht, io, *error);
 	if (io->slot != HOTTIER_NIL)

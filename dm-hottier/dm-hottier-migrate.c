@@ -255,14 +255,17 @@ static u64 budget_ns(struct hottier *ht)
 	return (u64)READ_ONCE(ht->args.migration_budget_us) * NSEC_PER_USEC;
 }
 
-/* A foreground HDD read completed in @ns: the QoS controller's input. */
+/*
+ * A foreground HDD read or write completed in @ns, map to completion: the
+ * QoS controller's input.
+ */
 void hottier_qos_note(struct hottier *ht, u64 ns)
 {
 	u64 budget = budget_ns(ht);
 
 	if (!budget)
 		return;
-	atomic_inc(&ht->qos_reads);
+	atomic_inc(&ht->qos_ios);
 	if (ns > budget / 2)
 		atomic_inc(&ht->qos_near);
 	if (ns > budget)
@@ -278,7 +281,7 @@ void hottier_qos_restart(struct hottier *ht)
 	ht->qos_budget_ns = budget_ns(ht);
 	hottier_qos_start(&ht->qos, ht->args.max_migrations, ht->qos_budget_ns);
 	ht->qos_last_ns = ktime_get_ns();
-	atomic_set(&ht->qos_reads, 0);
+	atomic_set(&ht->qos_ios, 0);
 	atomic_set(&ht->qos_near, 0);
 	atomic_set(&ht->qos_over, 0);
 }
@@ -293,21 +296,21 @@ unsigned int hottier_migrations_allowed(struct hottier *ht)
 
 /*
  * Copies allowed in flight: max_migrations, less what the QoS controller
- * takes away while the HDD's foreground reads are over migration_budget_us.
+ * takes away while the HDD's foreground I/O is over migration_budget_us.
  */
 static unsigned int qos_allowed(struct hottier *ht)
 {
 	unsigned int max = READ_ONCE(ht->args.max_migrations);
 	u64 now = ktime_get_ns();
-	u32 reads, near, over;
+	u32 ios, near, over;
 
 	if (budget_ns(ht) != ht->qos_budget_ns)
 		hottier_qos_restart(ht);
 	if (now - ht->qos_last_ns >= HOTTIER_QOS_PERIOD_NS) {
-		reads = atomic_xchg(&ht->qos_reads, 0);
+		ios = atomic_xchg(&ht->qos_ios, 0);
 		near = atomic_xchg(&ht->qos_near, 0);
 		over = atomic_xchg(&ht->qos_over, 0);
-		hottier_qos_next(&ht->qos, max, reads, near, over,
+		hottier_qos_next(&ht->qos, max, ios, near, over,
 				 budget_ns(ht));
 		ht->qos_last_ns = now;
 	}

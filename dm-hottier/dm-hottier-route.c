@@ -136,10 +136,10 @@ void hottier_qos_start(struct hottier_qos *q, unsigned int max, u64 budget_ns)
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_qos_start);
 
 /*
- * One QoS period's step, from its foreground HDD reads: @reads completed,
- * @near of them slower than half the budget, @over slower than the budget.
- * The tail, not the average, is what the foreground feels, so each test
- * is on 1 read in HOTTIER_QOS_TAIL:
+ * One QoS period's step, from its foreground HDD reads and writes: @ios
+ * completed, @near of them slower than half the budget, @over slower than
+ * the budget. The tail, not the average, is what the foreground feels, so
+ * each test is on 1 I/O in HOTTIER_QOS_TAIL:
  *  - over budget: the allowance is halved (down to none), and growth waits
  *    for backoff periods within budget; the backoff doubles at each cut,
  *    up to HOTTIER_QOS_BACKOFF_MAX, so that while copies hurt the
@@ -147,27 +147,27 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_qos_start);
  *  - over half the budget: it holds, short of the budget;
  *  - else, once the wait is over, one more copy (up to @max); and if
  *    copies ran in the period without harm, the backoff halves.
- * A period with no foreground read ends any wait: the HDD is idle.
+ * A period with no foreground I/O ends any wait: the HDD is idle.
  * A budget of 0 turns the controller off: @max.
  */
-void hottier_qos_next(struct hottier_qos *q, unsigned int max, u32 reads,
+void hottier_qos_next(struct hottier_qos *q, unsigned int max, u32 ios,
 		      u32 near, u32 over, u64 budget_ns)
 {
 	if (!budget_ns) {
 		hottier_qos_start(q, max, 0);
 		return;
 	}
-	if ((u64)over * HOTTIER_QOS_TAIL > reads) {
+	if ((u64)over * HOTTIER_QOS_TAIL > ios) {
 		q->allowed /= 2;
 		q->wait = q->backoff;
 		q->backoff = min(q->backoff * 2, HOTTIER_QOS_BACKOFF_MAX);
 		return;
 	}
-	if ((u64)near * HOTTIER_QOS_TAIL > reads) {
+	if ((u64)near * HOTTIER_QOS_TAIL > ios) {
 		q->allowed = min(q->allowed, max);
 		return;
 	}
-	if (!reads)
+	if (!ios)
 		q->wait = 0;
 	if (q->wait) {
 		q->wait--;

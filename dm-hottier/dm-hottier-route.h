@@ -31,7 +31,7 @@
 #define HOTTIER_STALE_SAMPLE_NS	(HOTTIER_STALE_NS / 2)
 /* last_sent_ns is kept to this grain, to spare its cache line. */
 #define HOTTIER_SENT_GRAIN_NS	NSEC_PER_MSEC
-/* The QoS keeps all but 1 in this many foreground HDD reads in budget. */
+/* The QoS keeps all but 1 in this many foreground HDD I/Os in budget. */
 #define HOTTIER_QOS_TAIL	100
 /* After a cut, copies wait at most this many QoS periods to grow again. */
 #define HOTTIER_QOS_BACKOFF_MAX	64
@@ -73,7 +73,7 @@ enum hottier_route_dev hottier_route(enum hottier_routing mode,
 				     struct hottier_lat *hdd, u64 now_ns);
 void hottier_qos_start(struct hottier_qos *q, unsigned int max,
 		       u64 budget_ns);
-void hottier_qos_next(struct hottier_qos *q, unsigned int max, u32 reads,
+void hottier_qos_next(struct hottier_qos *q, unsigned int max, u32 ios,
 		      u32 near, u32 over, u64 budget_ns);
 
 /* A read that is not timed is counted in flight, and nothing more. */

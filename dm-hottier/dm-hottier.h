@@ -132,7 +132,7 @@ struct hottier_io {
 	blk_status_t ssd_status; /* the write-through SSD clone's result */
 	bool inval_wt;		/* a write-through behind an invalidation */
 	int dev;		/* a read's device (enum hottier_route_dev), or -1 */
-	u64 start_ns;		/* when the read was sent; 0: not timed */
+	u64 start_ns;		/* read sent, write mapped; 0: not timed */
 	struct bvec_iter iter;	/* the read as mapped, for a retry on the HDD */
 	unsigned short bi_flags; /* ... and its flags (as dm-bio-record.h) */
 };
@@ -226,7 +226,7 @@ struct hottier {
 	struct hottier_qos qos;		/* the QoS controller; promote_work */
 	u64 qos_last_ns;		/* last QoS update; promote_work */
 	u64 qos_budget_ns;		/* the budget in force; promote_work */
-	atomic_t qos_reads;		/* foreground HDD reads this period */
+	atomic_t qos_ios;		/* foreground HDD I/Os this period */
 	atomic_t qos_near;		/* ... of them over half the budget */
 	atomic_t qos_over;		/* ... of them over the budget */
 

@@ -286,3 +286,72 @@ def test_migration_qos_keeps_foreground_p99_within_budget_during_a_burst(
     # The foreground gone, copies speed back up.
     assert res["idle_copies"] > 2 * tight["copies"], res
     assert off["copies"] > tight["copies"], res
+
+
+def test_migration_qos_counts_a_write_only_foreground(hottier_module):
+    """Issue 14 (Mahanaxar's capture writer): foreground writes count
+    against migration_budget_us as reads do, so a write-only period is not
+    idle. The HDD of the test above (depth 1, 1 ms a 4 KiB request) takes
+    4 KiB random writes at depth 1 beside a burst of copies (pin):
+
+    - no copies: the baseline;
+    - budget 3 ms, about the HDD's own p99: copies slow to a trickle and
+      the writer keeps its baseline median;
+    - budget 0: the controller off, copies at max_migrations.
+
+    Before writes were counted, a write-only foreground left the controller
+    growing copies as on an idle HDD: both runs copied alike.
+    """
+    tight_us, extent = 3000, 128
+    n = 1024 * RUN_S // 5
+    burst = extent * n
+    burst_mb = n * extent // 2048
+    fg = ["--name=w", "--rw=randwrite", "--bs=4k", "--iodepth=1",
+          "--size=16M", f"--offset={burst_mb + 16}M", "--randseed=4242",
+          "--time_based", f"--runtime={RUN_S}", "--lat_percentiles=1",
+          "--percentile_list=50:99"]
+    res = {}
+
+    def run(name):
+        before = info(d)
+        rc, report, tail = hotio.fio(d.path, *fg)
+        after = info(d)
+        assert rc == 0 and report, tail
+        res[name] = {
+            "p50_us": round(hotio.lat_percentile(report, 50, "write")),
+            "p99_us": round(hotio.lat_percentile(report, 99, "write")),
+            "writes": hotio.total(report, "write", "total_ios"),
+            "copies": after["promotions"] - before["promotions"],
+            "allowed_at_end": after["migrations_allowed"],
+        }
+
+    with devices.NullBlk(unique("hdd"), burst_mb + 64,
+                         completion_nsec=1_000_000, hw_queue_depth=1,
+                         max_sectors=8) as h, \
+            devices.fast(unique("ssd"), burst_mb + 32) as s, \
+            devices.DmDevice(unique("ht"), hottier_table(
+                h.path, s.path, extent, opts=(
+                    *NO_PROMOTE, "max_migrations", "16",
+                    "migration_budget_us", str(tight_us)))) as d:
+        run("no_copies")
+        d.message("pin", "0", str(burst))
+        hotio.wait_until(lambda: info(d)["promotions"] > 0, 30,
+                         what="the burst's first copy")
+        run("burst_budget_3ms")
+        d.message("migration_budget_us", "0")
+        run("burst_qos_off")
+        resident = info(d)["slots_used"]
+        d.message("unpin", "0", str(burst))
+        d.message("invalidate")
+    print(json.dumps(res, indent=1))
+    hotio.save("migration-qos-writes.json", res)
+
+    base, tight = res["no_copies"], res["burst_budget_3ms"]
+    off = res["burst_qos_off"]
+    assert resident < n, res            # the burst outlasted both runs
+    assert base["copies"] == 0, res
+    # The writer over budget holds copies back ...
+    assert tight["copies"] * 2 < off["copies"], res
+    # ... and keeps its median and most of its writes.
+    assert tight["p50_us"] < 1.5 * base["p50_us"], res
+    assert tight["writes"] > 1.5 * off["writes"], res
