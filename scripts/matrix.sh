@@ -88,6 +88,7 @@ measure_tests() {
 		$g/test_overhead.py::test_queue_depth_overhead_against_dm_linear_and_md_raid1 \
 		$g/test_routing.py::test_latency_routing_beats_ssd_routing_when_the_ssd_is_saturated \
 		$g/test_routing.py::test_migration_qos_keeps_foreground_p99_within_budget_during_a_burst \
+		$g/test_routing.py::test_migration_qos_counts_a_write_only_foreground \
 		$g/test_scale.py::test_promotion_rate_with_a_full_ssd_does_not_fall_with_its_size \
 		$g/test_persist.py::test_activation_reads_the_map_within_twice_a_sequential_read \
 		$g/test_persist.py::test_persistence_costs_against_persistence_off \

@@ -6,6 +6,7 @@ promote_threshold out of reach, so the replicas are exactly the pinned
 extents and the foreground's reads never start copies of their own.
 """
 
+import contextlib
 import json
 import os
 import time
@@ -201,12 +202,57 @@ def test_routing_ssd_sends_every_replica_read_to_the_ssd(hottier_module):
         assert c["replica_reads_ssd"] == c["read_hits"] > 0, c
 
 
+# Migration QoS: an HDD on which time grows with size, as on a disk (depth
+# 1, 1 ms a request, requests of at most 4 KiB, so a 64 KiB copy is 16
+# requests), and a burst of copies that outlasts every run: 1024 extents
+# per 5 s of run, while fewer than 60 copies a second complete here.
+QOS_EXTENT = 128
+QOS_N = 1024 * RUN_S // 5
+QOS_BURST = QOS_EXTENT * QOS_N
+QOS_BURST_MB = QOS_N * QOS_EXTENT // 2048
+
+
+@contextlib.contextmanager
+def qos_device(budget_us):
+    with devices.NullBlk(unique("hdd"), QOS_BURST_MB + 64,
+                         completion_nsec=1_000_000, hw_queue_depth=1,
+                         max_sectors=8) as h, \
+            devices.fast(unique("ssd"), QOS_BURST_MB + 32) as s, \
+            devices.DmDevice(unique("ht"), hottier_table(
+                h.path, s.path, QOS_EXTENT, opts=(
+                    *NO_PROMOTE, "max_migrations", "16",
+                    "migration_budget_us", str(budget_us)))) as d:
+        yield d
+
+
+def qos_fg(rw):
+    """4 KiB random I/O at depth 1 on 16 MiB beyond the burst's region."""
+    return [f"--name={rw}", f"--rw={rw}", "--bs=4k", "--iodepth=1",
+            "--size=16M", f"--offset={QOS_BURST_MB + 16}M",
+            "--randseed=4242", "--time_based", f"--runtime={RUN_S}",
+            "--lat_percentiles=1", "--percentile_list=50:99"]
+
+
+def qos_run(d, fg, ddir):
+    """One foreground run: its median, p99, I/Os, and the copies beside."""
+    before = info(d)
+    rc, report, tail = hotio.fio(d.path, *fg)
+    after = info(d)
+    assert rc == 0 and report, tail
+    return {
+        "p50_us": round(hotio.lat_percentile(report, 50, ddir)),
+        "p99_us": round(hotio.lat_percentile(report, 99, ddir)),
+        f"{ddir}s": hotio.total(report, ddir, "total_ios"),
+        "copies": after["promotions"] - before["promotions"],
+        "allowed_at_end": after["migrations_allowed"],
+    }
+
+
 def test_migration_qos_keeps_foreground_p99_within_budget_during_a_burst(
         hottier_module):
-    """Invariant 5. An HDD on which time grows with size, as on a disk:
-    depth 1, 1 ms a request and requests of at most 4 KiB, so a 64 KiB
-    copy is 16 requests. 4 KiB random reads at depth 1 run beside a burst
-    of copies started by the pin message, in windows of RUN_S seconds:
+    """Invariant 5. On the QoS HDD (above), 4 KiB random reads at depth 1
+    run beside a burst of copies started by the pin message, in windows of
+    RUN_S seconds:
 
     - migration off: the baseline;
     - budget 15 ms: copies run and the foreground p99 stays within it;
@@ -216,42 +262,16 @@ def test_migration_qos_keeps_foreground_p99_within_budget_during_a_burst(
     - budget 0: the controller off, for comparison.
     """
     budget_us, tight_us = 15000, 3000
-    extent = 128
-    # 1024 extents per 5 s of run: fewer than 60 copies a second complete
-    # here, so the burst outlasts every window.
-    n = 1024 * RUN_S // 5
-    burst = extent * n
-    burst_mb = n * extent // 2048
-    # The foreground reads 16 MiB beyond the burst's region.
-    fg = randread(16, 1, f"--offset={burst_mb + 16}M", "--time_based",
-                  f"--runtime={RUN_S}", "--lat_percentiles=1",
-                  "--percentile_list=50:99")
+    fg = qos_fg("randread")
     res = {}
 
     def run(name):
-        before = info(d)
-        rc, report, tail = hotio.fio(d.path, *fg)
-        after = info(d)
-        assert rc == 0 and report, tail
-        res[name] = {
-            "p50_us": round(hotio.lat_percentile(report, 50)),
-            "p99_us": round(hotio.lat_percentile(report, 99)),
-            "reads": hotio.total(report, "read", "total_ios"),
-            "copies": after["promotions"] - before["promotions"],
-            "allowed_at_end": after["migrations_allowed"],
-        }
+        res[name] = qos_run(d, fg, "read")
 
-    with devices.NullBlk(unique("hdd"), burst_mb + 64,
-                         completion_nsec=1_000_000, hw_queue_depth=1,
-                         max_sectors=8) as h, \
-            devices.fast(unique("ssd"), burst_mb + 32) as s, \
-            devices.DmDevice(unique("ht"), hottier_table(
-                h.path, s.path, extent, opts=(
-                    *NO_PROMOTE, "max_migrations", "16",
-                    "migration_budget_us", str(budget_us)))) as d:
+    with qos_device(budget_us) as d:
         run("migration_off")
 
-        d.message("pin", "0", str(burst))
+        d.message("pin", "0", str(QOS_BURST))
         hotio.wait_until(lambda: info(d)["promotions"] > 0, 30,
                          what="the burst's first copy")
         run("burst_budget_15ms")
@@ -267,7 +287,7 @@ def test_migration_qos_keeps_foreground_p99_within_budget_during_a_burst(
         d.message("migration_budget_us", "0")
         run("burst_qos_off")
         resident = info(d)["slots_used"]
-        d.message("unpin", "0", str(burst))
+        d.message("unpin", "0", str(QOS_BURST))
         d.message("invalidate")
     res["budget_us"] = budget_us
     print(json.dumps(res, indent=1))
@@ -275,7 +295,7 @@ def test_migration_qos_keeps_foreground_p99_within_budget_during_a_burst(
 
     base, on = res["migration_off"], res["burst_budget_15ms"]
     tight, off = res["burst_budget_3ms"], res["burst_qos_off"]
-    assert resident < n, res            # the burst outlasted every window
+    assert resident < QOS_N, res        # the burst outlasted every window
     assert base["copies"] == 0, res
     # Copies run within the budget.
     assert on["copies"] > 0 and on["p99_us"] <= budget_us, res
@@ -291,8 +311,8 @@ def test_migration_qos_keeps_foreground_p99_within_budget_during_a_burst(
 def test_migration_qos_counts_a_write_only_foreground(hottier_module):
     """Issue 14 (Mahanaxar's capture writer): foreground writes count
     against migration_budget_us as reads do, so a write-only period is not
-    idle. The HDD of the test above (depth 1, 1 ms a 4 KiB request) takes
-    4 KiB random writes at depth 1 beside a burst of copies (pin):
+    idle. The QoS HDD takes 4 KiB random writes at depth 1 beside a burst
+    of copies (pin):
 
     - no copies: the baseline;
     - budget 3 ms, about the HDD's own p99: copies slow to a trickle and
@@ -302,53 +322,30 @@ def test_migration_qos_counts_a_write_only_foreground(hottier_module):
     Before writes were counted, a write-only foreground left the controller
     growing copies as on an idle HDD: both runs copied alike.
     """
-    tight_us, extent = 3000, 128
-    n = 1024 * RUN_S // 5
-    burst = extent * n
-    burst_mb = n * extent // 2048
-    fg = ["--name=w", "--rw=randwrite", "--bs=4k", "--iodepth=1",
-          "--size=16M", f"--offset={burst_mb + 16}M", "--randseed=4242",
-          "--time_based", f"--runtime={RUN_S}", "--lat_percentiles=1",
-          "--percentile_list=50:99"]
+    tight_us = 3000
+    fg = qos_fg("randwrite")
     res = {}
 
     def run(name):
-        before = info(d)
-        rc, report, tail = hotio.fio(d.path, *fg)
-        after = info(d)
-        assert rc == 0 and report, tail
-        res[name] = {
-            "p50_us": round(hotio.lat_percentile(report, 50, "write")),
-            "p99_us": round(hotio.lat_percentile(report, 99, "write")),
-            "writes": hotio.total(report, "write", "total_ios"),
-            "copies": after["promotions"] - before["promotions"],
-            "allowed_at_end": after["migrations_allowed"],
-        }
+        res[name] = qos_run(d, fg, "write")
 
-    with devices.NullBlk(unique("hdd"), burst_mb + 64,
-                         completion_nsec=1_000_000, hw_queue_depth=1,
-                         max_sectors=8) as h, \
-            devices.fast(unique("ssd"), burst_mb + 32) as s, \
-            devices.DmDevice(unique("ht"), hottier_table(
-                h.path, s.path, extent, opts=(
-                    *NO_PROMOTE, "max_migrations", "16",
-                    "migration_budget_us", str(tight_us)))) as d:
+    with qos_device(tight_us) as d:
         run("no_copies")
-        d.message("pin", "0", str(burst))
+        d.message("pin", "0", str(QOS_BURST))
         hotio.wait_until(lambda: info(d)["promotions"] > 0, 30,
                          what="the burst's first copy")
         run("burst_budget_3ms")
         d.message("migration_budget_us", "0")
         run("burst_qos_off")
         resident = info(d)["slots_used"]
-        d.message("unpin", "0", str(burst))
+        d.message("unpin", "0", str(QOS_BURST))
         d.message("invalidate")
     print(json.dumps(res, indent=1))
     hotio.save("migration-qos-writes.json", res)
 
     base, tight = res["no_copies"], res["burst_budget_3ms"]
     off = res["burst_qos_off"]
-    assert resident < n, res            # the burst outlasted both runs
+    assert resident < QOS_N, res        # the burst outlasted both runs
     assert base["copies"] == 0, res
     # The writer over budget holds copies back ...
     assert tight["copies"] * 2 < off["copies"], res
