@@ -13,11 +13,14 @@
 #      runs (ROUTING_SECONDS per run, default 20): the saturated-SSD
 #      throughput ratio and the foreground p99 during a promotion burst,
 #      in results/bench/routing/*.json;
-#   4. issue 14's workloads (scripts/bench-workloads.sh: moving hot set,
+#   4. one blktrace of the zipf workload on dm-hottier, after a warm-up
+#      (scripts/bench-trace.sh: hottierctl trace, iowatcher's graph as
+#      PNG), in results/bench/trace/;
+#   5. issue 14's workloads (scripts/bench-workloads.sh: moving hot set,
 #      streaming listeners, backup scan, SoftLayer, capture writer; each
 #      beside dm-cache smq, dm-linear and the oracle; WORKLOADS_SECONDS,
 #      default 30; BENCH_WORKLOADS), in results/bench/<workload>/;
-#   5. the report: results/bench/report.md with PNG plots (hit ratio over
+#   6. the report: results/bench/report.md with PNG plots (hit ratio over
 #      time against the oracle, latency CDF, IOPS and overhead ratios),
 #      issue 14's goals with PASS or FAIL, and
 #      report.json, over whatever results/bench/ holds
@@ -50,6 +53,9 @@ if [ -x scripts/bench-zipf.sh ]; then
 	# Its zipf.json is written even when it reports problems: report them.
 	HOTTIER_RESULTS=$out scripts/bench-zipf.sh || rc=$?
 fi
+# One trace for the report: hottierctl trace during zipf.
+HOTTIER_RESULTS=$out HOTTIER_MODULE=$out/matrix/6.1/src/dm-hottier.ko \
+	scripts/bench-trace.sh || rc=$?
 # Issue 14's workloads: BENCH_WORKLOADS selects, WORKLOADS_SECONDS is
 # their runtime scale (BENCH_SECONDS of scripts/bench-workloads.sh,
 # default 30: about 21 minutes), BENCH_EXTENT their extent as zipf's.

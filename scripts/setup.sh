@@ -9,7 +9,7 @@ DEB_PKGS=(
 	e2fsprogs xfsprogs btrfs-progs sparse kmod dkms
 	build-essential bc bison flex libelf-dev libssl-dev xz-utils
 	python3 python3-pip python3-pytest python3-matplotlib udev systemd
-	busybox-static debootstrap qemu-utils
+	busybox-static debootstrap qemu-utils librsvg2-bin
 )
 PIP_PKGS=(virtme-ng pytest)
 

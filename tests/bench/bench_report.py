@@ -48,11 +48,17 @@ import glob
 import json
 import os
 import re
+import shutil
 import sys
 
 # The demo's ratios, the same arithmetic: hits / (hits + misses), and a
 # / b (None without both).
 from demo_report import hit_ratio, speedup as over  # noqa: E402,F401
+
+# hottierctl trace's text form, for the trace's section.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__)))), "userspace"))
+from hottier.trace import trace_lines  # noqa: E402
 
 PNG_PREFIX = "report-"
 
@@ -544,7 +550,29 @@ def collect(bench_dir):
             continue
         rep["workloads"].append(w)
         rep["goals"] += w["goals"]
+    rep["trace"] = load_trace(bench_dir, rep["unreadable"])
     return rep
+
+
+def load_trace(bench_dir, unreadable):
+    """trace/trace.json (scripts/bench-trace.sh), its text as hottierctl
+    trace prints it, and its PNG if converted; None without one."""
+    rel = os.path.join("trace", "trace.json")
+    path = os.path.join(bench_dir, rel)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path) as f:
+            rec = json.load(f)
+        lines = trace_lines(rec)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        unreadable.append(f"{rel}: {e!r}")
+        return None
+    png = os.path.join(bench_dir, "trace", "trace.png")
+    return {"source": rel, "workload": rec.get("workload", {}),
+            "seconds": rec.get("seconds"),
+            "ssd_read_share": rec.get("ssd_read_share"),
+            "text": lines, "png": png if os.path.exists(png) else None}
 
 
 # --- text ------------------------------------------------------------------
@@ -730,6 +758,19 @@ def markdown(rep, plots, skipped, where="this directory"):
                 "so their quotient can differ).", ""]
     for png in plots.get("iops", []):
         out += ["## IOPS", "", f"![IOPS per system]({png})", ""]
+    tr = rep.get("trace")
+    if tr:
+        wl = tr["workload"]
+        out += ["## One trace: blktrace of the zipf workload", "",
+                f"`hottierctl trace` on dm-hottier and both members for "
+                f"{tr['seconds']} s, after {wl.get('warm_s', '?')} s of the "
+                "zipf workload (`scripts/bench-trace.sh`, "
+                f"`{tr['source']}`): what each member served, and how "
+                "fast, as blktrace saw it.", "", "```"]
+        out += tr["text"]
+        out += ["```", ""]
+        for png in plots.get("trace", []):
+            out += [f"![iowatcher: the device and both members]({png})", ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -982,6 +1023,10 @@ def main(argv=None):
     os.makedirs(out, exist_ok=True)
     rep = collect(args.bench_dir)
     plots, skipped = plot(rep, out)
+    if rep["trace"] and rep["trace"]["png"]:
+        name = f"{PNG_PREFIX}trace.png"
+        shutil.copyfile(rep["trace"]["png"], os.path.join(out, name))
+        plots["trace"] = [name]
     md = os.path.join(out, "report.md")
     where = os.path.relpath(args.bench_dir, out)
     with open(md, "w") as f:

@@ -305,3 +305,66 @@ def test_the_iops_plot_copes_with_one_kind_of_result(tmp_path, only):
                        env={**os.environ, "MPLBACKEND": "Agg"})
     assert r.returncode == 0, r.stderr
     assert (d / "report-iops.png").read_bytes()[:8] == PNG_MAGIC
+
+
+def trace_record():
+    """A record of the shape hottierctl trace --json prints."""
+    def member(kname, reads, writes, own=None):
+        m = {"kernel_name": kname, "reads": reads, "read_sectors": 8 * reads,
+             "writes": writes, "write_sectors": 128 * writes,
+             "q2c": {"read": {"mean_us": 900.0, "p50_us": 800.0,
+                              "p99_us": 4100.0},
+                     "write": None}}
+        if own is not None:
+            m["own"] = own
+        return m
+    own = {"reads": 3, "read_sectors": 384, "writes": 0, "write_sectors": 0}
+    return {"name": "bt_hottier", "kernel_name": "dm-3", "seconds": 10.0,
+            "output": None, "svg": "/tmp/x/trace.svg", "dropped_events": 0,
+            "classified": True, "device": member("dm-3", 1000, 0),
+            "hdd": member("nullb0", 180, 0, own),
+            "ssd": member("dm-2", 823, 3, dict(own, reads=0, writes=3)),
+            "ssd_read_share": {"reads": 0.8205, "sectors": 0.8205},
+            "counters": {"reads": 1000, "replica_reads_ssd": 823,
+                         "read_misses": 170, "replica_reads_hdd": 7,
+                         "promotions": 3, "migrations_at_start": 0,
+                         "migrations_at_end": 0},
+            "notes": [], "workload": {"warm_s": 30, "runtime_s": 50}}
+
+
+def test_the_trace_is_in_the_report_as_hottierctl_prints_it(
+        tmp_path, monkeypatch):
+    no_matplotlib(monkeypatch)
+    d = copy_results(tmp_path, "overhead")
+    (d / "trace").mkdir()
+    (d / "trace" / "trace.json").write_text(json.dumps(trace_record()))
+    (d / "trace" / "trace.png").write_bytes(PNG_MAGIC + b"iowatcher")
+    out = tmp_path / "out"
+    assert br.main([str(d), "--out", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    assert "## One trace: blktrace of the zipf workload" in md
+    assert "for 10.0 s, after 30 s of the zipf workload" in md
+    assert ("SSD share of the member reads the device sent: 82.0% of "
+            "reads") in md
+    assert "status over the trace: 1000 reads, 823 to the SSD" in md
+    assert "](report-trace.png)" in md
+    assert (out / "report-trace.png").read_bytes() == \
+        PNG_MAGIC + b"iowatcher"
+    rep = json.loads((out / "report.json").read_text())
+    assert rep["trace"]["ssd_read_share"]["reads"] == 0.8205
+    assert rep["plots"]["trace"] == ["report-trace.png"]
+
+
+def test_a_trace_without_its_png_or_unreadable(tmp_path, monkeypatch):
+    no_matplotlib(monkeypatch)
+    d = copy_results(tmp_path, "overhead")
+    (d / "trace").mkdir()
+    (d / "trace" / "trace.json").write_text(json.dumps(trace_record()))
+    assert br.main([str(d)]) == 0
+    md = (d / "report.md").read_text()
+    assert "## One trace" in md and "report-trace.png" not in md
+    (d / "trace" / "trace.json").write_text('{"name": ')
+    assert br.main([str(d)]) == 0
+    md = (d / "report.md").read_text()
+    assert "## One trace" not in md
+    assert "- unreadable, left out: trace/trace.json: JSONDecodeError" in md
