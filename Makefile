@@ -14,6 +14,8 @@
 #   make bench-workloads  issue 14's workloads (moving hot set, streaming,
 #                     backup scan, SoftLayer, capture writer) on hottier,
 #                     dm-cache smq and dm-linear with the oracle, one guest
+#   make bench-sweep  the extent-size sweep: zipf and streaming at 32 KiB to
+#                     4 MiB beside dm-cache smq; results/sweep/report.md
 #   make soak         the integrity race test for SOAK_SECONDS (default 600),
 #                     the crash cuts (CRASH_CUTS), a 4 TiB SSD (64M slots)
 #                     loaded in a 10 GiB guest, KILL_ROUNDS QEMU kills
@@ -37,7 +39,7 @@ DOCDIR ?= $(PREFIX)/share/doc/hottierctl
 UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 
-.PHONY: all modules install install-module install-userspace clean distclean setup check demo kunit static guest-test dkms-test host-test matrix debug-kernel bench bench-workloads soak boot-test
+.PHONY: all modules install install-module install-userspace clean distclean setup check demo kunit static guest-test dkms-test host-test matrix debug-kernel bench bench-workloads bench-sweep soak boot-test
 
 all: modules
 
@@ -120,6 +122,12 @@ bench-workloads:
 	scripts/setup.sh >/dev/null
 	scripts/bench-workloads.sh
 	MPLBACKEND=Agg /usr/bin/python3 tests/bench/bench_report.py results/bench
+
+# SWEEP_EXTENTS (sectors, "64 128 512 2048 8192"), BENCH_SECONDS (30): see
+# scripts/bench-sweep.sh.
+bench-sweep:
+	scripts/setup.sh >/dev/null
+	scripts/bench-sweep.sh
 
 # The integrity race test, minutes long; HOTTIER_SEED repeats a run. The
 # crash cuts of the on-SSD map, CRASH_CUTS per write policy. Then
