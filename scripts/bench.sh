@@ -6,7 +6,9 @@
 #      (random reads, sequential reads, write-through writes), as IOPS
 #      ratios, then at queue depth against dm-linear and md RAID1, each
 #      the median of paired runs in alternating order (tests/lib/overhead.py;
-#      OVERHEAD_SECONDS, default 10; OVERHEAD_ROUNDS, default 5);
+#      OVERHEAD_SECONDS, default 10; OVERHEAD_ROUNDS, default 5), after an
+#      A/A control (dm-linear against a second dm-linear, the misses'
+#      pairing: the method's own spread; OVERHEAD_CONTROL=0 skips it);
 #   2. hit ratio on a zipf workload against dm-cache smq and the oracle
 #      (scripts/bench-zipf.sh; BENCH_SECONDS, default 150);
 #   3. routing and migration QoS: tests/guest/test_routing.py with longer
@@ -37,10 +39,12 @@ HOTTIER_MODULE=$out/matrix/6.1/src/dm-hottier.ko \
 HOTTIER_VM_APPEND="null_blk.nr_devices=0" \
 HOTTIER_OVERHEAD_SECONDS=${OVERHEAD_SECONDS:-10} \
 HOTTIER_OVERHEAD_ROUNDS=${OVERHEAD_ROUNDS:-5} \
+HOTTIER_OVERHEAD_CONTROL=${OVERHEAD_CONTROL:-1} \
 	scripts/vm-run.sh --kver "$kver" --results "$out/bench/overhead" \
-	--timeout 1800 -- bash -c 'modprobe dm-mod; modprobe null_blk nr_devices=0;
+	--timeout 2400 -- bash -c 'modprobe dm-mod; modprobe null_blk nr_devices=0;
 		insmod "$HOTTIER_MODULE" && OVERHEAD_SECONDS=$HOTTIER_OVERHEAD_SECONDS \
-		OVERHEAD_ROUNDS=$HOTTIER_OVERHEAD_ROUNDS python3 tests/lib/overhead.py'
+		OVERHEAD_ROUNDS=$HOTTIER_OVERHEAD_ROUNDS \
+		OVERHEAD_CONTROL=$HOTTIER_OVERHEAD_CONTROL python3 tests/lib/overhead.py'
 secs=${ROUTING_SECONDS:-20}
 HOTTIER_MODULE=$out/matrix/6.1/src/dm-hottier.ko \
 HOTTIER_VM_APPEND="null_blk.nr_devices=0" \

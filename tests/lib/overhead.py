@@ -154,21 +154,26 @@ class MdRaid1:
         return False
 
 
-def measure_parallel(seconds, rounds=3):
+def measure_parallel(seconds, rounds=3, control=False):
     """The data path at queue depth, on zero-latency members: random-read
     misses and hits (routing ssd) against dm-linear, write-through writes
     against md RAID1 over the same kind of two members. Ratios of IOPS,
-    each the median of @rounds paired runs (paired())."""
+    each the median of @rounds paired runs (paired()). @control: first an
+    A/A control, the misses' pairing with a second dm-linear (over its own
+    member) in dm-hottier's place: how far from 1 the method itself lands."""
     region_sectors = REGION_MB * 2048
     extents = region_sectors // EXTENT
     res = {}
     with devices.fast("pvl_hdd", 256) as lh, \
+            devices.fast("pvc_hdd", 256) as ch, \
             devices.fast("pvh_hdd", 256) as hh, \
             devices.fast("pvh_ssd", 64) as hs, \
             devices.fast("pvm_a", 256) as ma, \
             devices.fast("pvm_b", 256) as mb:
         size = devices.sectors(lh.path)
         with devices.DmDevice("pv_linear", f"0 {size} linear {lh.path} 0") as lin, \
+                devices.DmDevice("pv_control",
+                                 f"0 {size} linear {ch.path} 0") as ctl, \
                 devices.DmDevice(
                     "pv_hottier",
                     f"0 {size} hottier {hh.path} {hs.path} {EXTENT} "
@@ -177,7 +182,7 @@ def measure_parallel(seconds, rounds=3):
             devices.settle()
             # The hit region and the miss region past it, and what the
             # write-throughs' base writes.
-            for dev in (lin, ht):
+            for dev in (lin, ht) + ((ctl,) if control else ()):
                 fill(dev.path, 0, 2 * REGION_MB)
             fill(md.path, 0, REGION_MB)
 
@@ -185,6 +190,12 @@ def measure_parallel(seconds, rounds=3):
                 return lambda: fio_parallel(dev.path, [f"--rw={rw}"],
                                             seconds, offset_mb=offset_mb)
 
+            if control:
+                res["control_randread_4k_qd64"] = {
+                    "base": "dm-linear (A/A control: dm-hottier's side is "
+                            "a second dm-linear)",
+                    **paired(run(lin, "randread", REGION_MB),
+                             run(ctl, "randread", REGION_MB), rounds)}
             # Misses: a region past the pinned one, never promoted.
             res["randread_miss_4k_qd64"] = {
                 "base": "dm-linear",
@@ -211,7 +222,8 @@ def main():
               f"{r['ratio']:>6}")
     print("hottier status:", status)
     par, status = measure_parallel(
-        seconds, rounds=int(os.environ.get("OVERHEAD_ROUNDS", "3")))
+        seconds, rounds=int(os.environ.get("OVERHEAD_ROUNDS", "3")),
+        control=os.environ.get("OVERHEAD_CONTROL", "0") == "1")
     print(f"{'2 jobs, iodepth 32':<26} {'base':>10} {'iops':>8} "
           f"{'dm-hottier':>11} {'ratio':>6}  rounds (median of)")
     for name, r in par.items():
