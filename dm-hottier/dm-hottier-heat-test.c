@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * KUnit tests for dm-hottier's heat table (decay, the max_tracked bound,
- * recycling, busy ways) and its scan detection.
+ * recycling, busy ways) and its sequential stream detection.
  *
  * Expected values are worked out in the comments from the documented
  * arithmetic: heat is fixed point with HOTTIER_HEAT_ONE per read, and each

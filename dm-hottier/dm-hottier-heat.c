@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * dm-hottier: per-extent read heat and scan detection.
+ * dm-hottier: per-extent read heat and sequential stream detection.
  * See dm-hottier-heat.h for the data structures.
  */
 #include "dm-hottier-heat.h"

@@ -876,7 +876,10 @@ static void loop_evicted_extent_returns_early(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kfifo_len(&r->p.cand), 1U);
 }
 
-/* Reads of a sequential stream heat nothing: a scan promotes nothing. */
+/*
+ * Reads that heat nothing (a stream's reads inside an extent it already
+ * heated, hottier_seq_heats()) promote nothing, however many.
+ */
 static void loop_scans_promote_nothing(struct kunit *test)
 {
 	struct rig *r = new_rig(test, 16, 64);
