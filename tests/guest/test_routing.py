@@ -233,6 +233,13 @@ def qos_fg(rw):
             "--lat_percentiles=1", "--percentile_list=50:99"]
 
 
+def qos_burst(d):
+    """Pin the burst's region and wait for its first copy."""
+    d.message("pin", "0", str(QOS_BURST))
+    hotio.wait_until(lambda: info(d)["promotions"] > 0, 30,
+                     what="the burst's first copy")
+
+
 def qos_run(d, fg, ddir):
     """One foreground run: its median, p99, I/Os, and the copies beside."""
     before = info(d)
@@ -271,9 +278,7 @@ def test_migration_qos_keeps_foreground_p99_within_budget_during_a_burst(
     with qos_device(budget_us) as d:
         run("migration_off")
 
-        d.message("pin", "0", str(QOS_BURST))
-        hotio.wait_until(lambda: info(d)["promotions"] > 0, 30,
-                         what="the burst's first copy")
+        qos_burst(d)
         run("burst_budget_15ms")
 
         d.message("migration_budget_us", str(tight_us))
@@ -331,9 +336,7 @@ def test_migration_qos_counts_a_write_only_foreground(hottier_module):
 
     with qos_device(tight_us) as d:
         run("no_copies")
-        d.message("pin", "0", str(QOS_BURST))
-        hotio.wait_until(lambda: info(d)["promotions"] > 0, 30,
-                         what="the burst's first copy")
+        qos_burst(d)
         run("burst_budget_3ms")
         d.message("migration_budget_us", "0")
         run("burst_qos_off")
