@@ -402,34 +402,41 @@ static void add_saturates_at_max(struct kunit *test)
 
 /*
  * promote_threshold N is N * HOTTIER_HEAT_ONE of heat: without decay the
- * Nth read reaches it, not the one before.
+ * Nth read reaches it, not the one before, and evicts a victim with no
+ * heat; into a free slot, the bar is half of it (one read at least).
  */
 static void threshold_crossed_after_n_reads(struct kunit *test)
 {
 	static const u32 thresholds[] = { 1, 4, 10, 1000 };
 	struct hottier_heat *h = new_table(test, 64);
 	struct hottier_victim none = { .found = false };
+	struct hottier_victim cold = { .found = true, .heat = 0 };
 	unsigned int i, n;
 
 	for (i = 0; i < ARRAY_SIZE(thresholds); i++) {
 		u32 threshold = thresholds[i] * HOTTIER_HEAT_ONE;
 		struct hottier_heat_entry *e = heat_get(h, 1000 + i, 0);
-		unsigned int crossed_at = 0, promoted_at = 0;
+		unsigned int crossed_at = 0, evicted_at = 0, free_at = 0;
 
 		KUNIT_ASSERT_NOT_NULL(test, e);
 		for (n = 1; n <= thresholds[i] + 1; n++) {
 			u32 heat = heat_add(h, e, HOTTIER_HEAT_ONE);
-			enum hottier_promote_action act;
 
-			act = hottier_policy_promote(heat, false, threshold,
-						     true, &none);
 			if (heat >= threshold && !crossed_at)
 				crossed_at = n;
-			if (act == HOTTIER_PROMOTE_FREE && !promoted_at)
-				promoted_at = n;
+			if (hottier_policy_promote(heat, false, threshold,
+						   false, &cold) ==
+			    HOTTIER_PROMOTE_EVICT && !evicted_at)
+				evicted_at = n;
+			if (hottier_policy_promote(heat, false, threshold,
+						   true, &none) ==
+			    HOTTIER_PROMOTE_FREE && !free_at)
+				free_at = n;
 		}
 		KUNIT_EXPECT_EQ(test, crossed_at, thresholds[i]);
-		KUNIT_EXPECT_EQ(test, promoted_at, thresholds[i]);
+		KUNIT_EXPECT_EQ(test, evicted_at, thresholds[i]);
+		KUNIT_EXPECT_EQ(test, free_at,
+				max_t(u32, thresholds[i] / 2, 1));
 	}
 }
 

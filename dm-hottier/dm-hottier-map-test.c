@@ -733,12 +733,15 @@ static void map_victim_visits_at_most_64_at_1m_slots(struct kunit *test)
 
 /* The promotion loop */
 
-/* Warm-up: the fourth read of an extent promotes it into a free slot. */
+/*
+ * Warm-up: with slots free, the second read of an extent promotes it (half
+ * the threshold of 4).
+ */
 static void loop_promotes_at_the_threshold(struct kunit *test)
 {
 	struct rig *r = new_rig(test, 16, 64);
 
-	reads(r, 5, 3);
+	reads(r, 5, 1);
 	rig_work(r);
 	KUNIT_EXPECT_EQ(test, r->promotions, 0ULL);
 	reads(r, 5, 1);
@@ -749,8 +752,33 @@ static void loop_promotes_at_the_threshold(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map,
 							       resident(r, 5)),
 						 epoch(r)),
-			4 * HOTTIER_HEAT_ONE);
+			2 * HOTTIER_HEAT_ONE);
 	KUNIT_EXPECT_TRUE(test, rig_read(r, 5, false));
+}
+
+/*
+ * The lower bar lasts while slots are free: a candidate queued at half the
+ * threshold that finds the SSD full is not copied, and stays on the HDD
+ * until it is hotter than the coldest replica by the threshold.
+ */
+static void loop_half_bar_ends_when_the_ssd_fills(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 2, 64);
+
+	reads(r, 1, 2);
+	reads(r, 2, 2);
+	reads(r, 3, 2);
+	rig_work(r);
+	KUNIT_EXPECT_EQ(test, r->promotions, 2ULL);
+	KUNIT_EXPECT_EQ(test, resident(r, 3), HOTTIER_NIL);
+	reads(r, 3, 3);			/* 5 < 2 + 4 */
+	rig_work(r);
+	KUNIT_EXPECT_EQ(test, r->evictions, 0ULL);
+	KUNIT_EXPECT_EQ(test, resident(r, 3), HOTTIER_NIL);
+	reads(r, 3, 1);			/* 6 >= 2 + 4 */
+	rig_work(r);
+	KUNIT_EXPECT_EQ(test, r->evictions, 1ULL);
+	KUNIT_EXPECT_NE(test, resident(r, 3), HOTTIER_NIL);
 }
 
 /*
@@ -975,6 +1003,7 @@ static struct kunit_suite hottier_map_suite = {
 
 static struct kunit_case hottier_loop_cases[] = {
 	KUNIT_CASE(loop_promotes_at_the_threshold),
+	KUNIT_CASE(loop_half_bar_ends_when_the_ssd_fills),
 	KUNIT_CASE(loop_evicts_only_past_the_margin),
 	KUNIT_CASE(loop_pins_hold_against_hotter_extents),
 	KUNIT_CASE(loop_unpinned_before_copy_leaves_nothing),

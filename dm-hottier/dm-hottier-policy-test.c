@@ -29,8 +29,18 @@ struct promote_case {
 
 static const struct promote_case promote_cases[] = {
 	{ "no heat", 0, false, THR, true, VICTIM(0), HOTTIER_PROMOTE_NONE },
+	{ "one below half the threshold, free slot", THR / 2 - 1, false, THR,
+	  true, NO_VICTIM, HOTTIER_PROMOTE_NONE },
+	{ "at half the threshold, free slot", THR / 2, false, THR, true,
+	  NO_VICTIM, HOTTIER_PROMOTE_FREE },
 	{ "one below threshold, free slot", THR - 1, false, THR, true,
-	  NO_VICTIM, HOTTIER_PROMOTE_NONE },
+	  NO_VICTIM, HOTTIER_PROMOTE_FREE },
+	{ "half the threshold, cold victim", THR / 2, false, THR, false,
+	  VICTIM(0), HOTTIER_PROMOTE_NONE },
+	{ "threshold of one read, free slot, no heat", HOTTIER_HEAT_ONE - 1,
+	  false, HOTTIER_HEAT_ONE, true, NO_VICTIM, HOTTIER_PROMOTE_NONE },
+	{ "threshold of one read, free slot, one read", HOTTIER_HEAT_ONE,
+	  false, HOTTIER_HEAT_ONE, true, NO_VICTIM, HOTTIER_PROMOTE_FREE },
 	{ "one below threshold, cold victim", THR - 1, false, THR, false,
 	  VICTIM(0), HOTTIER_PROMOTE_NONE },
 	{ "at threshold, free slot", THR, false, THR, true, NO_VICTIM,
@@ -86,6 +96,32 @@ static void promote_decides(struct kunit *test)
 			hottier_policy_promote(c->heat, c->pinned, c->threshold,
 					       c->free_slot, &c->victim),
 			c->expected);
+}
+
+/*
+ * The bar: the threshold on a full SSD; with free slots half of it, and
+ * never less than one read, so promote_threshold 1 keeps its meaning and
+ * 1000000 still turns heat promotion off.
+ */
+static void bar_is_half_the_threshold_while_slots_are_free(struct kunit *test)
+{
+	static const u32 reads[] = { 1, 2, 3, 4, 10, 1000000 };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(reads); i++) {
+		u32 t = reads[i] * HOTTIER_HEAT_ONE;
+
+		KUNIT_EXPECT_EQ(test, hottier_policy_bar(t, false), t);
+		KUNIT_EXPECT_EQ(test, hottier_policy_bar(t, true),
+				max_t(u32, t / 2, HOTTIER_HEAT_ONE));
+	}
+	KUNIT_EXPECT_EQ(test, hottier_policy_bar(HOTTIER_HEAT_ONE, true),
+			HOTTIER_HEAT_ONE);
+	KUNIT_EXPECT_EQ(test, hottier_policy_bar(4 * HOTTIER_HEAT_ONE, true),
+			2 * HOTTIER_HEAT_ONE);
+	KUNIT_EXPECT_EQ(test, hottier_policy_bar(1000000 * HOTTIER_HEAT_ONE,
+						 true),
+			500000 * HOTTIER_HEAT_ONE);
 }
 
 /* The victim's heat is ignored when no victim was found. */
@@ -382,6 +418,7 @@ static void tokens_debt_waited_out_at_once(struct kunit *test)
 
 static struct kunit_case hottier_policy_cases[] = {
 	KUNIT_CASE_PARAM(promote_decides, promote_gen_params),
+	KUNIT_CASE(bar_is_half_the_threshold_while_slots_are_free),
 	KUNIT_CASE(promote_ignores_victim_not_found),
 	KUNIT_CASE(ping_pong_never_evicts),
 	KUNIT_CASE(tokens_rate_zero_unlimited),

@@ -12,16 +12,31 @@
 #include <linux/time64.h>
 
 /*
- * Promote an extent whose heat reached the threshold into a free slot;
- * with none free, only if it is hotter than the coldest replica by one
- * more threshold's worth (hysteresis: extents of equal heat never swap).
- * A pinned extent needs no heat and evicts any unpinned replica.
+ * The heat that makes an extent a candidate. A promotion into a free slot
+ * evicts nothing and costs only its copy: while slots are free the bar is
+ * half the threshold, one read at least. A promotion that evicts needs the
+ * whole threshold.
+ */
+u32 hottier_policy_bar(u32 threshold_heat, bool free_slot)
+{
+	if (!free_slot)
+		return threshold_heat;
+	return max_t(u32, threshold_heat / 2, HOTTIER_HEAT_ONE);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_bar);
+
+/*
+ * Promote an extent whose heat reached the bar into a free slot; with none
+ * free, only if it reached the threshold and is hotter than the coldest
+ * replica by one more threshold's worth (hysteresis: extents of equal heat
+ * never swap). A pinned extent needs no heat and evicts any unpinned
+ * replica.
  */
 enum hottier_promote_action
 hottier_policy_promote(u32 heat, bool pinned, u32 threshold_heat,
 		       bool free_slot, const struct hottier_victim *victim)
 {
-	if (!pinned && heat < threshold_heat)
+	if (!pinned && heat < hottier_policy_bar(threshold_heat, free_slot))
 		return HOTTIER_PROMOTE_NONE;
 	if (free_slot)
 		return HOTTIER_PROMOTE_FREE;
@@ -142,6 +157,13 @@ void hottier_policy_tick(struct hottier_policy *p)
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_tick);
 
+/* The bar now: lower while the map has free slots (a lockless hint). */
+static u32 policy_bar(struct hottier_policy *p)
+{
+	return hottier_policy_bar(READ_ONCE(p->threshold),
+				  hottier_map_nr_free(p->map) > 0);
+}
+
 /*
  * A read of an extent without a replica (@scan: a read that heats nothing,
  * a stream's inside an extent it already heated). True if the extent
@@ -162,7 +184,7 @@ bool hottier_policy_miss(struct hottier_policy *p, u64 extent, bool scan)
 	e = __hottier_heat_get(&p->heat, set, extent, 0);
 	if (e) {
 		heat = __hottier_heat_add(e, HOTTIER_HEAT_ONE);
-		if (heat >= READ_ONCE(p->threshold) &&
+		if (heat >= policy_bar(p) &&
 		    !(e->flags & HOTTIER_E_QUEUED) &&
 		    kfifo_in_spinlocked(&p->cand, &extent, 1, &p->lock)) {
 			e->flags |= HOTTIER_E_QUEUED;
@@ -411,7 +433,7 @@ int hottier_policy_next(struct hottier_policy *p, struct hottier_work *w)
 		/* An asked extent stays eligible while its heat decays. */
 		if (why == HOTTIER_WHY_ASKED)
 			w->heat = max(w->heat, threshold);
-		if (!w->pinned && w->heat < threshold)
+		if (!w->pinned && w->heat < policy_bar(p))
 			continue;
 		/* From here, every way out but a work item unclaims. */
 		if (!claim(p, w->extent))

@@ -26,6 +26,7 @@ struct hottier_victim {
 	u32 heat;
 };
 
+u32 hottier_policy_bar(u32 threshold_heat, bool free_slot);
 enum hottier_promote_action
 hottier_policy_promote(u32 heat, bool pinned, u32 threshold_heat,
 		       bool free_slot, const struct hottier_victim *victim);

@@ -116,7 +116,9 @@ def test_hot_set_is_promoted_and_then_read_from_the_ssd_only(hottier_module):
                 h.path, s.path, extent, promote_threshold=NEVER,
                 heat_halflife_ms=86400000, routing="ssd")) as d:
             assert info(d)["slots_total"] == nr_slots(ssd_sectors, extent)
-            d.message("promote_threshold", "2")
+            # With slots free, the bar is half the threshold: the second
+            # read of each extent makes it a candidate.
+            d.message("promote_threshold", "4")
             d.message("reset_stats")
             read_rounds(d, hot, extent, 2, offs.get)
             i = wait_info(d, lambda i: i["promotions"] >= len(hot),
@@ -186,16 +188,18 @@ def test_sequential_scan_does_not_evict_the_hot_set(hottier_module):
                 heat_halflife_ms=86400000)) as d:
             total = info(d)["slots_total"]
             assert total == 31
-            d.message("promote_threshold", "2")
+            # The default threshold: 2 reads while slots are free, 4 (and
+            # a victim colder by 4) once the SSD is full.
+            d.message("promote_threshold", "4")
             read_rounds(d, hot, extent, 2)
             wait_info(d, lambda i: i["slots_used"] == len(hot),
                       "the hot set resident")
             wait_copies_done(d)
 
             # A backup: one pass heats the extents past the head by one
-            # read each, below the threshold of 2; the head heats per read.
-            # Only the head, and extents udev's probes had read already
-            # (heat before the scan), may reach the threshold.
+            # read each, below the free slots' bar of 2; the head heats per
+            # read. Only the head, and extents udev's probes had read
+            # already (heat before the scan), may reach the bar.
             before = top(d)
             warm = {e for e, (_, res) in before.items() if not res}
             d.message("reset_stats")
@@ -211,10 +215,10 @@ def test_sequential_scan_does_not_evict_the_hot_set(hottier_module):
             assert i["promotions"] == len(promoted), i
             assert i["slots_used"] == len(hot) + len(promoted), i
 
-            # A second pass: the extents it read twice reach the threshold
-            # and fill the free slots; none is hotter than a hot extent by
-            # a threshold (its reads and the two passes' hits), so none
-            # evicts one.
+            # A second pass: the extents it read twice reach the bar and
+            # fill the free slots; then the SSD is full, and none is hotter
+            # than a hot extent (its reads and the two passes' hits) by a
+            # threshold, so none evicts one.
             free = total - i["slots_used"]
             d.message("reset_stats")
             scan(d)
@@ -736,7 +740,7 @@ def test_tracked_never_exceeds_max_tracked_rounded_to_sets(hottier_module):
          devices.fast(unique("ssd"), 32) as s:
         with devices.DmDevice(unique("ht"), table(
                 h.path, s.path, extent, max_tracked=20,
-                promote_threshold=2)) as d:
+                promote_threshold=4)) as d:
             extents = devices.sectors(d.path) // extent
             seen = []
             with Direct(d.path) as f:
