@@ -157,11 +157,13 @@ void hottier_policy_tick(struct hottier_policy *p)
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_tick);
 
-/* The bar now: lower while the map has free slots (a lockless hint). */
-static u32 policy_bar(struct hottier_policy *p)
+/*
+ * The bar for @threshold now: lower while the map has free slots (a
+ * lockless hint).
+ */
+static u32 policy_bar(struct hottier_policy *p, u32 threshold)
 {
-	return hottier_policy_bar(READ_ONCE(p->threshold),
-				  hottier_map_nr_free(p->map) > 0);
+	return hottier_policy_bar(threshold, hottier_map_nr_free(p->map) > 0);
 }
 
 /*
@@ -184,7 +186,7 @@ bool hottier_policy_miss(struct hottier_policy *p, u64 extent, bool scan)
 	e = __hottier_heat_get(&p->heat, set, extent, 0);
 	if (e) {
 		heat = __hottier_heat_add(e, HOTTIER_HEAT_ONE);
-		if (heat >= policy_bar(p) &&
+		if (heat >= policy_bar(p, READ_ONCE(p->threshold)) &&
 		    !(e->flags & HOTTIER_E_QUEUED) &&
 		    kfifo_in_spinlocked(&p->cand, &extent, 1, &p->lock)) {
 			e->flags |= HOTTIER_E_QUEUED;
@@ -433,7 +435,7 @@ int hottier_policy_next(struct hottier_policy *p, struct hottier_work *w)
 		/* An asked extent stays eligible while its heat decays. */
 		if (why == HOTTIER_WHY_ASKED)
 			w->heat = max(w->heat, threshold);
-		if (!w->pinned && w->heat < policy_bar(p))
+		if (!w->pinned && w->heat < policy_bar(p, threshold))
 			continue;
 		/* From here, every way out but a work item unclaims. */
 		if (!claim(p, w->extent))
