@@ -11,6 +11,8 @@
 #                     hottier in a guest: hit ratio, speed-up, a plot
 #   make bench        overhead against dm-linear, hit ratio against dm-cache,
 #                     then bench-workloads; results/bench/report.md
+#   make bench BENCH=quick  zipf beside dm-cache smq, 30 s a system, with
+#                     loose floors (what make check runs); results/bench-quick/
 #   make bench-workloads  issue 14's workloads (moving hot set, streaming,
 #                     backup scan, SoftLayer, capture writer) on hottier,
 #                     dm-cache smq and dm-linear with the oracle, one guest
@@ -113,8 +115,10 @@ check:
 demo:
 	scripts/demo.sh
 
+# BENCH=quick: what make check runs in its measurement boot (zipf beside
+# dm-cache smq, 30 s a system, loose floors); results/bench-quick/.
 bench:
-	scripts/bench.sh
+	BENCH=$(BENCH) scripts/bench.sh
 
 # BENCH_WORKLOADS (comma list), BENCH_SECONDS (runtime scale, 30),
 # BENCH_EXTENT (sectors, 128): see scripts/bench-workloads.sh.

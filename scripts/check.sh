@@ -65,7 +65,7 @@ budget_of() {
 	crash-6.1) echo 1000 ;;
 	guest-6.12) echo 900 ;;
 	kernel-7.2-debug) echo 2400 ;;
-	measure-6.1) echo 900 ;;
+	measure-6.1) echo 1100 ;;
 	system-6.1) echo 600 ;;
 	boot-6.1) echo 600 ;;
 	kill-6.1) echo 400 ;;

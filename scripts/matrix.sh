@@ -75,9 +75,11 @@ tier_append() {
 
 # The tests whose figures are timings (overhead against dm-linear, routing
 # with a saturated SSD, migration QoS, promotion rate against SSD size),
-# and the measurement of how often map_verify catches an SSD that drops
+# the measurement of how often map_verify catches an SSD that drops
 # writes (two minutes, on 6.1 alone, so the 6.1 guest stage keeps its
-# budget while the debug kernel builds beside it). They run in a boot of their own,
+# budget while the debug kernel builds beside it), and make bench
+# BENCH=quick: zipf beside dm-cache smq and the oracle, 30 s a system,
+# with loose floors (its report.md and plots go to measure/bench-quick/). They run in a boot of their own,
 # "measure", which check.sh starts when nothing else runs on the host (on a
 # cold machine the debug kernel builds in the background during the guest
 # stages, and its load skews TCG timings). Their figures do not depend on
@@ -93,7 +95,8 @@ measure_tests() {
 		$g/test_persist.py::test_activation_reads_the_map_within_twice_a_sequential_read \
 		$g/test_persist.py::test_persistence_costs_against_persistence_off \
 		$g/test_persist.py::test_a_warm_restart_keeps_the_hit_ratio_slots_and_pins \
-		$g/test_crash.py::test_an_ssd_dropping_writes_is_caught_by_map_verify_only_by_chance
+		$g/test_crash.py::test_an_ssd_dropping_writes_is_caught_by_map_verify_only_by_chance \
+		$g/test_bench_quick.py::test_quick_zipf_bench_against_smq_and_the_oracle
 }
 
 # The crash tests (tests/guest/test_crash.py but its measurement): the
@@ -289,7 +292,7 @@ boot() {
 		return 1
 	else
 		tests=$(measure_tests)
-		timeout=900
+		timeout=1100
 	fi
 	read -r -a args <<<"$(tier_kernel_args "$tier")"
 	rm -rf "${out:?}/$what"
@@ -300,6 +303,11 @@ boot() {
 		scripts/vm-run.sh "${args[@]}" --results "$out/$what" \
 		--timeout "$timeout" -- \
 		scripts/guest-suite.sh $tests || rc=$?
+	if [ -f "$out/$what/bench-quick/zipf-128/zipf.json" ]; then
+		# The quick bench's report, on the host: plots need no guest.
+		MPLBACKEND=Agg /usr/bin/python3 tests/bench/bench_report.py \
+			"$out/$what/bench-quick" >/dev/null || rc=1
+	fi
 	count_results "$what-$tier" "$rc" "$out/$what/junit.xml" \
 		${kunit:+"$out/$what/kunit.ktap"}
 }
