@@ -59,6 +59,7 @@ def test_quick_zipf_bench_against_smq_and_the_oracle(hottier_module):
                "oracle": oracle, "hottier_iops": h["iops"],
                "smq_iops": c["iops"]}
     print("quick zipf:", figures)
+    assert None not in figures.values(), figures
     assert h["final_hit_ratio"] >= c["final_hit_ratio"] - HIT_POINTS_UNDER_SMQ, \
         figures
     assert h["final_hit_ratio"] >= HIT_OF_ORACLE * oracle, figures
