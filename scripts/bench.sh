@@ -33,7 +33,7 @@
 # its measurement boot: the zipf workload for 30 s a system beside dm-cache
 # smq and the oracle, with loose floors (tests/guest/test_bench_quick.py),
 # and its report; results in results/bench-quick/ (report.md, plots,
-# zipf-128/). About 4 minutes with the guest's boot.
+# zipf-128/). About 2 minutes with the guest's boot.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${HOTTIER_RESULTS:-$PWD/results}
