@@ -79,11 +79,11 @@ tier_append() {
 # writes (two minutes, on 6.1 alone, so the 6.1 guest stage keeps its
 # budget while the debug kernel builds beside it), and make bench
 # BENCH=quick: zipf beside dm-cache smq and the oracle, 30 s a system,
-# with loose floors (its report.md and plots go to measure/bench-quick/). They run in a boot of their own,
-# "measure", which check.sh starts when nothing else runs on the host (on a
-# cold machine the debug kernel builds in the background during the guest
-# stages, and its load skews TCG timings). Their figures do not depend on
-# the kernel: 6.1 measures them.
+# with loose floors (its report.md and plots go to measure/bench-quick/).
+# They run in a boot of their own, "measure", which check.sh starts when
+# nothing else runs on the host (on a cold machine the debug kernel builds
+# in the background during the guest stages, and its load skews TCG
+# timings). Their figures do not depend on the kernel: 6.1 measures them.
 measure_tests() {
 	local g=tests/guest
 	echo $g/test_overhead.py::test_overhead_against_dm_linear_stays_within_floors \

@@ -271,10 +271,9 @@ def test_reads_see_the_last_completed_write_while_extents_migrate(
             poll(lambda: info(d), lambda i: i["slots_used"] == 31, 120,
                  "31 hot extents resident")
             copies_done(d)
-            # The read-back passes over the whole device: a stream heats
-            # each extent once per pass, and must not promote (and evict)
-            # while the replicas it checks are read.
-            d.message("promote_threshold", "1000000")
+            # promote_threshold is still 1000000 (set after the run): the
+            # read-back below passes over the whole device, and must not
+            # promote (and evict) while the replicas it checks are read.
             d.message("reset_stats")
             check_all(d.path, expected, "the device read from the SSD")
             i = info(d)
