@@ -328,7 +328,7 @@ static void map_record_bits_live_until_the_slot_is_reused(struct kunit *test)
 	__hottier_map_set_pinned(&r->map, slot, false);
 	hottier_map_unlock(lock, flags);
 	hottier_map_age(&r->map);
-	hottier_map_refresh(&r->map, epoch(r) + HOTTIER_REFRESH_EPOCHS);
+	hottier_map_refresh(&r->map, epoch(r) + HOTTIER_IDLE_MAX + 1);
 	KUNIT_EXPECT_EQ(test, hottier_mslot_rec(s), (unsigned int)HOTTIER_MR_REC);
 	KUNIT_EXPECT_EQ(test, hottier_mslot_extent(s), 9ULL);
 	KUNIT_EXPECT_EQ(test, hottier_mslot_state(s), (unsigned int)HOTTIER_S_RESIDENT);
@@ -339,7 +339,7 @@ static void map_record_bits_live_until_the_slot_is_reused(struct kunit *test)
 				HOTTIER_MR_REC);
 	__hottier_map_hit(&r->map, slot, epoch(r));
 	hottier_map_unlock(lock, flags);
-	hottier_map_refresh(&r->map, epoch(r) + HOTTIER_REFRESH_EPOCHS);
+	hottier_map_refresh(&r->map, epoch(r) + HOTTIER_IDLE_MAX + 1);
 	KUNIT_EXPECT_EQ(test, hottier_mslot_rec(s),
 			(unsigned int)(HOTTIER_MR_INTENT | HOTTIER_MR_PEND));
 	KUNIT_EXPECT_EQ(test, hottier_mslot_extent(s), 9ULL);
@@ -401,7 +401,8 @@ static void map_victim_is_coldest_and_follows_hits(struct kunit *test)
 
 /*
  * Levels follow decay: a replica installed hot and left alone two
- * half-lives is colder than one installed since at a heat in between.
+ * half-lives is colder than one installed since at a heat in between (and
+ * worth far less: it went unread all that time).
  */
 static void map_levels_move_down_with_each_half_life(struct kunit *test)
 {
@@ -416,7 +417,61 @@ static void map_levels_move_down_with_each_half_life(struct kunit *test)
 	install(r, 2, 12, false);		/* band 4, hotter */
 	hottier_map_victim(&r->map, epoch(r), &heat, &extent, NULL);
 	KUNIT_EXPECT_EQ(test, extent, 1ULL);
-	KUNIT_EXPECT_EQ(test, heat, 8 * HOTTIER_HEAT_ONE);
+	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map, 0),
+						 epoch(r)),
+			8 * HOTTIER_HEAT_ONE);
+	KUNIT_EXPECT_EQ(test, heat, (8 * HOTTIER_HEAT_ONE) >>
+			(2 * HOTTIER_EPOCHS_PER_HALFLIFE - HOTTIER_IDLE_GRACE));
+}
+
+/*
+ * Worth: a replica read every epoch is worth its heat; one left unread is
+ * worth half as much again for every epoch past the first, and the
+ * refresh moves it down the levels to its worth, so the victim search
+ * finds it before a colder replica that is still read.
+ */
+static void map_idle_replica_is_worth_less(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 8, 64);
+	u32 idle, busy, heat;
+	u64 extent;
+	int i;
+
+	idle = install(r, 1, 64, false);	/* band 7 */
+	busy = install(r, 2, 16, false);	/* band 5 */
+	KUNIT_EXPECT_EQ(test, hottier_mslot_worth(hottier_mslot(&r->map, idle),
+						  epoch(r)),
+			64 * HOTTIER_HEAT_ONE);
+	for (i = 0; i < 4; i++) {
+		hottier_policy_tick(&r->p);
+		reads(r, 2, 2);
+	}
+	/* Four epochs: heat 64 halved once (a half-life), worth 3 times more. */
+	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map, idle),
+						 epoch(r)),
+			32 * HOTTIER_HEAT_ONE);
+	KUNIT_EXPECT_EQ(test, hottier_mslot_worth(hottier_mslot(&r->map, idle),
+						  epoch(r)),
+			4 * HOTTIER_HEAT_ONE);
+	KUNIT_EXPECT_EQ(test, hottier_mslot_worth(hottier_mslot(&r->map, busy),
+						  epoch(r)),
+			hottier_mslot_heat(hottier_mslot(&r->map, busy),
+					   epoch(r)));
+	/* 16 halved, and 8 reads since: band 4, the idle one's below it. */
+	KUNIT_EXPECT_GE(test, hottier_mslot_worth(hottier_mslot(&r->map, busy),
+						  epoch(r)),
+			8U * HOTTIER_HEAT_ONE);
+	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
+						 &extent, NULL), idle);
+	KUNIT_EXPECT_EQ(test, extent, 1ULL);
+	KUNIT_EXPECT_EQ(test, heat, 4 * HOTTIER_HEAT_ONE);
+	/* Read again, it is worth its heat at once. */
+	rig_read(r, 1, false);
+	KUNIT_EXPECT_EQ(test, hottier_mslot_worth(hottier_mslot(&r->map, idle),
+						  epoch(r)),
+			33 * HOTTIER_HEAT_ONE);
+	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
+						 &extent, NULL), busy);
 }
 
 /*
@@ -904,6 +959,75 @@ static void loop_evicted_extent_returns_early(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kfifo_len(&r->p.cand), 1U);
 }
 
+/* Reads of @first..@first + @n - 1, @per each, round after round. */
+static void reads_round(struct rig *r, u64 first, u64 n, unsigned int per)
+{
+	unsigned int k;
+	u64 e;
+
+	for (k = 0; k < per; k++)
+		for (e = first; e < first + n; e++)
+			rig_read(r, e, false);
+}
+
+/*
+ * A hot set that moves: the SSD holds set A, read 40 times; then A is no
+ * longer read and set B is, twice an epoch. B's heat builds slowly and
+ * A's decays slowly (a half-life is four epochs): on heat alone, B would
+ * need 11 epochs to lead A by the threshold. A's worth halves for every
+ * epoch past the first it goes unread, so B takes the SSD at the fifth
+ * (B's 7.3 reads against A's 1.05 and the threshold), and nothing in the
+ * first two.
+ */
+static void loop_moved_hot_set_takes_over(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 8, 64);
+	unsigned int ep, took = 0;
+	u64 e;
+
+	reads_round(r, 0, 8, 40);
+	rig_work(r);
+	KUNIT_ASSERT_EQ(test, r->promotions, 8ULL);
+	for (ep = 1; ep <= 12 && !took; ep++) {
+		hottier_policy_tick(&r->p);
+		reads_round(r, 100, 8, 2);
+		rig_work(r);
+		if (ep <= 2)
+			KUNIT_EXPECT_EQ_MSG(test, r->evictions, 0ULL,
+					    "epoch %u", ep);
+		for (e = 100; e < 108 && resident(r, e) != HOTTIER_NIL; e++)
+			;
+		if (e == 108)
+			took = ep;
+	}
+	KUNIT_EXPECT_EQ(test, took, 5U);
+	KUNIT_EXPECT_EQ(test, r->evictions, 8ULL);
+	for (e = 0; e < 8; e++)
+		KUNIT_EXPECT_EQ(test, resident(r, e), HOTTIER_NIL);
+}
+
+/*
+ * Worth never swaps a set that is still read: replicas and candidates
+ * read alike, every epoch, for many half-lives, evict nothing.
+ */
+static void loop_replicas_still_read_keep_their_slots(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 8, 64);
+	unsigned int ep;
+
+	reads_round(r, 0, 8, 4);
+	rig_work(r);
+	KUNIT_ASSERT_EQ(test, r->promotions, 8ULL);
+	for (ep = 0; ep < 40; ep++) {
+		hottier_policy_tick(&r->p);
+		reads_round(r, 0, 8, 2);
+		reads_round(r, 100, 8, 2);
+		rig_work(r);
+	}
+	KUNIT_EXPECT_EQ(test, r->evictions, 0ULL);
+	KUNIT_EXPECT_EQ(test, r->promotions, 8ULL);
+}
+
 /*
  * Reads that heat nothing (a stream's reads inside an extent it already
  * heated, hottier_seq_heats()) promote nothing, however many.
@@ -986,6 +1110,7 @@ static struct kunit_case hottier_map_cases[] = {
 	KUNIT_CASE(map_record_bits_live_until_the_slot_is_reused),
 	KUNIT_CASE(map_victim_is_coldest_and_follows_hits),
 	KUNIT_CASE(map_levels_move_down_with_each_half_life),
+	KUNIT_CASE(map_idle_replica_is_worth_less),
 	KUNIT_CASE(map_idle_replica_heat_never_wraps),
 	KUNIT_CASE(map_record_holds_40_bit_extents),
 	KUNIT_CASE(map_levels_ring_keeps_every_slot),
@@ -1008,6 +1133,8 @@ static struct kunit_case hottier_loop_cases[] = {
 	KUNIT_CASE(loop_pins_hold_against_hotter_extents),
 	KUNIT_CASE(loop_unpinned_before_copy_leaves_nothing),
 	KUNIT_CASE(loop_evicted_extent_returns_early),
+	KUNIT_CASE(loop_moved_hot_set_takes_over),
+	KUNIT_CASE(loop_replicas_still_read_keep_their_slots),
 	KUNIT_CASE(loop_scans_promote_nothing),
 	KUNIT_CASE(loop_requests_survive_a_full_queue),
 	KUNIT_CASE(loop_evictions_at_1m_slots_stay_bounded),

@@ -584,17 +584,43 @@ u32 __hottier_map_find(struct hottier_map *m, u64 extent)
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_map_find);
 
+/* Epochs from a slot's last read (or install) to @epoch. */
+static u32 meta_idle(u32 meta, u16 epoch)
+{
+	return (epoch - FIELD_GET(HOTTIER_MS_EPOCH, meta)) & HOTTIER_EPOCH_MASK;
+}
+
+/* A slot's heat, @epochs after its epoch. */
+static u32 meta_heat(u32 meta, u32 epochs)
+{
+	return hottier_heat_decay(FIELD_GET(HOTTIER_MS_HEAT, meta) <<
+				  HOTTIER_SLOT_HEAT_SHIFT, epochs);
+}
+
 /* A resident slot's heat, decayed to @epoch (unlocked readers: a hint). */
 u32 hottier_mslot_heat(const struct hottier_mslot *s, u16 epoch)
 {
 	u32 meta = READ_ONCE(s->meta);
 
-	return hottier_heat_decay(FIELD_GET(HOTTIER_MS_HEAT, meta) <<
-				  HOTTIER_SLOT_HEAT_SHIFT,
-				  (epoch - FIELD_GET(HOTTIER_MS_EPOCH, meta)) &
-				  HOTTIER_EPOCH_MASK);
+	return meta_heat(meta, meta_idle(meta, epoch));
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_mslot_heat);
+
+/*
+ * What a resident slot is worth keeping at @epoch: its heat, halved once
+ * for every epoch past HOTTIER_IDLE_GRACE since its last read. The victim
+ * levels file it by its worth, and a candidate must beat its worth.
+ */
+u32 hottier_mslot_worth(const struct hottier_mslot *s, u16 epoch)
+{
+	u32 meta = READ_ONCE(s->meta);
+	u32 idle = meta_idle(meta, epoch), heat = meta_heat(meta, idle);
+
+	if (idle > HOTTIER_IDLE_GRACE)
+		heat >>= idle - HOTTIER_IDLE_GRACE;
+	return heat;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_mslot_worth);
 
 /* A read of the replica in @slot: one more read of heat. */
 u32 __hottier_map_hit(struct hottier_map *m, u32 slot, u16 epoch)
@@ -694,7 +720,7 @@ static void __enqueue(struct hottier_map *m, u32 slot, u16 epoch)
 	if (is_pinned(s))
 		m->nr_pinned++;
 	else
-		hbm_set(level(m, band_of(hottier_mslot_heat(s, epoch))), slot);
+		hbm_set(level(m, band_of(hottier_mslot_worth(s, epoch))), slot);
 }
 
 static void __dequeue(struct hottier_map *m, u32 slot)
@@ -780,13 +806,13 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_map_set_pinned);
 
 /*
  * The slot to evict: from the lowest level up, the first slot from the
- * level's hand on whose heat is still within its level's band; a slot that
- * got hotter since it was put there moves up to its band instead. At most
- * HOTTIER_VICTIM_VISITS slots are looked at: then the coldest of them is
- * the victim. Returns the slot (still RESIDENT: the caller removes it
- * under its bucket lock, checking it is still the same) with its heat and
- * extent, or HOTTIER_NIL if no unpinned replica exists. Pinned slots are
- * never visited.
+ * level's hand on whose worth is still within its level's band; a slot
+ * read since it was put there moves up to its band instead. At most
+ * HOTTIER_VICTIM_VISITS slots are looked at: then the least worth of them
+ * is the victim. Returns the slot (still RESIDENT: the caller removes it
+ * under its bucket lock, checking it is still the same) with its worth
+ * and extent, or HOTTIER_NIL if no unpinned replica exists. Pinned slots
+ * are never visited.
  */
 u32 hottier_map_victim(struct hottier_map *m, u16 epoch, u32 *heat,
 		       u64 *extent, unsigned int *visits)
@@ -813,7 +839,7 @@ u32 hottier_map_victim(struct hottier_map *m, u16 epoch, u32 *heat,
 			 */
 			b->hand = slot;
 			n++;
-			h = hottier_mslot_heat(hottier_mslot(m, slot), epoch);
+			h = hottier_mslot_worth(hottier_mslot(m, slot), epoch);
 			if (h < best_heat) {
 				best = slot;
 				best_heat = h;
@@ -854,15 +880,33 @@ void hottier_map_age(struct hottier_map *m)
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_age);
 
+/* An idle slot goes down to the level of its worth, if it is above it. */
+static void refile(struct hottier_map *m, u32 slot, u16 epoch)
+{
+	unsigned int lvl, band;
+	unsigned long flags;
+
+	spin_lock_irqsave(&m->qlock, flags);
+	band = band_of(hottier_mslot_worth(hottier_mslot(m, slot), epoch));
+	/* Only a resident, unpinned slot is on a level. */
+	for (lvl = band + 1; lvl < HOTTIER_MAP_LEVELS; lvl++)
+		if (hbm_clear(level(m, lvl), slot)) {
+			hbm_set(level(m, band), slot);
+			break;
+		}
+	spin_unlock_irqrestore(&m->qlock, flags);
+}
+
 /*
  * One epoch's share of the refresh: the next nr_slots/HOTTIER_REFRESH_EPOCHS
- * slots, a replica's heat brought up to @epoch where it is half that far
- * behind. Every replica is then visited every HOTTIER_REFRESH_EPOCHS
- * epochs, and its 5-bit epoch never wraps. May sleep.
+ * slots. A replica unread past HOTTIER_IDLE_GRACE epochs moves down to the
+ * level of its worth; one HOTTIER_IDLE_MAX or more behind gets that epoch,
+ * with its heat as of it (so it still counts as that idle). May sleep.
  */
 void hottier_map_refresh(struct hottier_map *m, u16 epoch)
 {
-	u32 n = m->nr_slots / HOTTIER_REFRESH_EPOCHS + 1, slot, meta;
+	u32 n = m->nr_slots / HOTTIER_REFRESH_EPOCHS + 1, slot, meta, idle;
+	u16 behind = epoch - HOTTIER_IDLE_MAX;
 	struct hottier_mlock *lock;
 	struct hottier_mslot *s;
 	unsigned long flags;
@@ -873,18 +917,25 @@ void hottier_map_refresh(struct hottier_map *m, u16 epoch)
 		m->refresh_hand = slot + 1 < m->nr_slots ? slot + 1 : 0;
 		s = hottier_mslot(m, slot);
 		meta = READ_ONCE(s->meta);
-		if (FIELD_GET(HOTTIER_MS_STATE, meta) != HOTTIER_S_RESIDENT ||
-		    ((epoch - FIELD_GET(HOTTIER_MS_EPOCH, meta)) &
-		     HOTTIER_EPOCH_MASK) < HOTTIER_REFRESH_EPOCHS / 2)
+		if (!(n % 4096))
+			cond_resched();
+		if (FIELD_GET(HOTTIER_MS_STATE, meta) != HOTTIER_S_RESIDENT)
+			continue;
+		idle = meta_idle(meta, epoch);
+		if (idle > HOTTIER_IDLE_GRACE)
+			refile(m, slot, epoch);
+		if (idle < HOTTIER_IDLE_MAX)
 			continue;
 		extent = hottier_mslot_extent(s);
 		lock = hottier_map_lock(m, extent, &flags);
+		meta = s->meta;
+		idle = meta_idle(meta, epoch);
 		if (__hottier_map_find(m, extent) == slot &&
-		    state_of(s) == HOTTIER_S_RESIDENT)
-			set_heat(s, hottier_mslot_heat(s, epoch), epoch);
+		    state_of(s) == HOTTIER_S_RESIDENT &&
+		    idle > HOTTIER_IDLE_MAX)
+			set_heat(s, meta_heat(meta, idle - HOTTIER_IDLE_MAX),
+				 behind);
 		hottier_map_unlock(lock, flags);
-		if (!(n % 4096))
-			cond_resched();
 	}
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_refresh);

@@ -31,8 +31,16 @@
  * no level and never visited.
  *
  * A slot's heat is 12 bits (quarter reads, up to 1023 reads) as of a
- * 5-bit epoch; hottier_map_refresh() brings every replica's up to date at
- * least every HOTTIER_REFRESH_EPOCHS epochs, so the epoch never wraps.
+ * 5-bit epoch, the epoch of its last read. A replica is filed, and judged
+ * as a victim, by its worth (hottier_mslot_worth()): its heat, halved
+ * once more for every epoch past the first that it went unread. Heat
+ * remembers a half-life of reads, so a replica whose reads stopped would
+ * hold its slot for several half-lives against extents read now; its
+ * worth falls within a few epochs. Every epoch, hottier_map_refresh()
+ * moves every idle replica down to the level of its worth (the victim
+ * search would not look at it up there), and keeps its epoch at most
+ * HOTTIER_IDLE_MAX epochs behind (its heat brought up to that epoch), so
+ * the epoch never wraps.
  */
 #ifndef DM_HOTTIER_MAP_H
 #define DM_HOTTIER_MAP_H
@@ -65,12 +73,16 @@
 					 HOTTIER_SLOT_HEAT_SHIFT)
 /* Bands 0 to 10: HOTTIER_SLOT_HEAT_MAX is 1023 reads. */
 #define HOTTIER_MAP_LEVELS		11
+/* Every replica is looked at once in this many epochs. */
+#define HOTTIER_REFRESH_EPOCHS		1
 /*
- * Every replica is looked at once in this many epochs, and its heat
- * brought up to date if it is half that far behind: no epoch is ever 24
+ * A replica unread this many epochs or more has its epoch brought up to
+ * this far behind: none is ever HOTTIER_IDLE_MAX + HOTTIER_REFRESH_EPOCHS
  * behind, and the field counts 32.
  */
-#define HOTTIER_REFRESH_EPOCHS		16
+#define HOTTIER_IDLE_MAX		8
+/* A replica unread for more epochs than this is worth less than its heat. */
+#define HOTTIER_IDLE_GRACE		1
 #define HOTTIER_EPOCH_MASK		FIELD_MAX(HOTTIER_MS_EPOCH)
 
 enum hottier_slot_state {
@@ -224,6 +236,7 @@ void __hottier_map_remove(struct hottier_map *m, u32 slot);
 void __hottier_map_set_pinned(struct hottier_map *m, u32 slot, bool pinned);
 
 u32 hottier_mslot_heat(const struct hottier_mslot *s, u16 epoch);
+u32 hottier_mslot_worth(const struct hottier_mslot *s, u16 epoch);
 
 static inline u64 hottier_mslot_extent(const struct hottier_mslot *s)
 {

@@ -27,10 +27,11 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_bar);
 
 /*
  * Promote an extent whose heat reached the bar into a free slot; with none
- * free, only if it reached the threshold and is hotter than the coldest
- * replica by one more threshold's worth (hysteresis: extents of equal heat
- * never swap). A pinned extent needs no heat and evicts any unpinned
- * replica.
+ * free, only if it reached the threshold and its heat beats the victim's
+ * worth by one more threshold (hysteresis: extents of equal heat never
+ * swap). A replica's worth is its heat, less for each epoch it went
+ * unread past the first (hottier_mslot_worth()). A pinned extent needs no
+ * heat and evicts any unpinned replica.
  */
 enum hottier_promote_action
 hottier_policy_promote(u32 heat, bool pinned, u32 threshold_heat,
