@@ -611,14 +611,20 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_mslot_heat);
  * for every epoch past HOTTIER_IDLE_GRACE since its last read. The victim
  * levels file it by its worth, and a candidate must beat its worth.
  */
-u32 hottier_mslot_worth(const struct hottier_mslot *s, u16 epoch)
+static u32 meta_worth(u32 meta, u32 idle)
 {
-	u32 meta = READ_ONCE(s->meta);
-	u32 idle = meta_idle(meta, epoch), heat = meta_heat(meta, idle);
+	u32 heat = meta_heat(meta, idle);
 
 	if (idle > HOTTIER_IDLE_GRACE)
 		heat >>= idle - HOTTIER_IDLE_GRACE;
 	return heat;
+}
+
+u32 hottier_mslot_worth(const struct hottier_mslot *s, u16 epoch)
+{
+	u32 meta = READ_ONCE(s->meta);
+
+	return meta_worth(meta, meta_idle(meta, epoch));
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_mslot_worth);
 
@@ -922,7 +928,14 @@ void hottier_map_refresh(struct hottier_map *m, u16 epoch)
 		if (FIELD_GET(HOTTIER_MS_STATE, meta) != HOTTIER_S_RESIDENT)
 			continue;
 		idle = meta_idle(meta, epoch);
-		if (idle > HOTTIER_IDLE_GRACE)
+		/*
+		 * One worth less than a read an epoch ago went to the lowest
+		 * level then, and stays there: no lock for it (a full SSD of
+		 * cold replicas costs a read of each record an epoch).
+		 */
+		if (idle > HOTTIER_IDLE_GRACE &&
+		    (idle == HOTTIER_IDLE_GRACE + 1 ||
+		     meta_worth(meta, idle - 1) >= HOTTIER_HEAT_ONE))
 			refile(m, slot, epoch);
 		if (idle < HOTTIER_IDLE_MAX)
 			continue;
