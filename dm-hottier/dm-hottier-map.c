@@ -904,26 +904,24 @@ static void refile(struct hottier_map *m, u32 slot, u16 epoch)
 }
 
 /*
- * One epoch's share of the refresh: the next nr_slots/HOTTIER_REFRESH_EPOCHS
- * slots. A replica unread past HOTTIER_IDLE_GRACE epochs moves down to the
- * level of its worth; one HOTTIER_IDLE_MAX or more behind gets that epoch,
- * with its heat as of it (so it still counts as that idle). May sleep.
+ * One epoch's refresh, of every slot. A replica unread past
+ * HOTTIER_IDLE_GRACE epochs moves down to the level of its worth; one
+ * HOTTIER_IDLE_MAX or more behind gets that epoch, with its heat as of it
+ * (so it still counts as that idle). May sleep.
  */
 void hottier_map_refresh(struct hottier_map *m, u16 epoch)
 {
-	u32 n = m->nr_slots / HOTTIER_REFRESH_EPOCHS + 1, slot, meta, idle;
+	u32 slot, meta, idle;
 	u16 behind = epoch - HOTTIER_IDLE_MAX;
 	struct hottier_mlock *lock;
 	struct hottier_mslot *s;
 	unsigned long flags;
 	u64 extent;
 
-	for (; n; n--) {
-		slot = m->refresh_hand;
-		m->refresh_hand = slot + 1 < m->nr_slots ? slot + 1 : 0;
+	for (slot = 0; slot < m->nr_slots; slot++) {
 		s = hottier_mslot(m, slot);
 		meta = READ_ONCE(s->meta);
-		if (!(n % 4096))
+		if (!(slot % 4096))
 			cond_resched();
 		if (FIELD_GET(HOTTIER_MS_STATE, meta) != HOTTIER_S_RESIDENT)
 			continue;

@@ -73,12 +73,10 @@
 					 HOTTIER_SLOT_HEAT_SHIFT)
 /* Bands 0 to 10: HOTTIER_SLOT_HEAT_MAX is 1023 reads. */
 #define HOTTIER_MAP_LEVELS		11
-/* Every replica is looked at once in this many epochs. */
-#define HOTTIER_REFRESH_EPOCHS		1
 /*
  * A replica unread this many epochs or more has its epoch brought up to
- * this far behind: none is ever HOTTIER_IDLE_MAX + HOTTIER_REFRESH_EPOCHS
- * behind, and the field counts 32.
+ * this far behind at every epoch's refresh: none is ever more than one
+ * epoch further behind, and the field counts 32.
  */
 #define HOTTIER_IDLE_MAX		8
 /* A replica unread for more epochs than this is worth less than its heat. */
@@ -160,7 +158,6 @@ struct hottier_map {
 	u32 free;		/* the free list's first slot */
 	u32 nr_free;
 	u32 nr_pinned;
-	u32 refresh_hand;	/* hottier_map_refresh(); its caller's */
 	atomic_t resident;
 	/*
 	 * The range index: a bit per group of 1 << rshift HDD extents that
