@@ -602,6 +602,85 @@ static void recycle_compares_decayed_heat(struct kunit *test)
 		KUNIT_EXPECT_NOT_NULL(test, heat_find(h, i));
 }
 
+/*
+ * Worth, not heat, decides: an extent hotter than the rest but unread for
+ * an epoch is worth a quarter of its heat, and gives way to extents read
+ * since; read again, it is worth its whole heat at once.
+ */
+static void recycle_takes_the_way_worth_least(struct kunit *test)
+{
+	struct hottier_heat *h = new_table(test, 16);
+	struct hottier_heat_entry *old, *e;
+	u64 x;
+
+	KUNIT_ASSERT_EQ(test, h->nr_sets, 1U);
+	old = heat_get(h, 0, 100 * HOTTIER_HEAT_ONE);
+	KUNIT_ASSERT_NOT_NULL(test, old);
+	for (x = 1; x < HOTTIER_HEAT_WAYS; x++)
+		KUNIT_ASSERT_NOT_NULL(test, heat_get(h, x,
+						     30 * HOTTIER_HEAT_ONE));
+	/* Read this epoch, all of them: the coldest goes. */
+	KUNIT_EXPECT_EQ(test, __hottier_heat_worth(old), 1600U);
+	e = heat_get(h, 100, 0);
+	KUNIT_EXPECT_PTR_NE(test, e, old);
+	KUNIT_EXPECT_PTR_EQ(test, heat_find(h, 0), old);
+	heat_add(h, e, 30 * HOTTIER_HEAT_ONE);
+
+	/* One epoch on, the others are read again and 0 is not. */
+	ticks(h, 1);
+	for (x = 1; x < HOTTIER_HEAT_WAYS; x++) {
+		e = heat_find(h, x == 1 ? 100 : x);
+		KUNIT_ASSERT_NOT_NULL(test, e);
+		heat_add(h, e, HOTTIER_HEAT_ONE);
+	}
+	/* 1600 decays to 1345, worth 336; the others 403 + 16, read. */
+	KUNIT_EXPECT_EQ(test, heat_read(h, old), 1345U);
+	KUNIT_EXPECT_EQ(test, __hottier_heat_worth(old), 336U);
+	KUNIT_EXPECT_EQ(test, __hottier_heat_worth(heat_find(h, 2)), 419U);
+	e = heat_get(h, 101, 0);
+	KUNIT_EXPECT_PTR_EQ(test, e, old);
+	KUNIT_EXPECT_NULL(test, heat_find(h, 0));
+	KUNIT_EXPECT_EQ(test, (u32)e->idle, 0U);
+
+	/* A read restores worth to heat. */
+	ticks(h, 2);
+	e = heat_find(h, 2);
+	KUNIT_EXPECT_EQ(test, (u32)e->idle, 2U);
+	KUNIT_EXPECT_EQ(test, __hottier_heat_worth(e), (u32)e->heat >> 4);
+	heat_add(h, e, 0);
+	KUNIT_EXPECT_EQ(test, (u32)e->idle, 0U);
+	KUNIT_EXPECT_EQ(test, __hottier_heat_worth(e), (u32)e->heat);
+}
+
+/*
+ * The unread count saturates and never wraps: after many epochs an entry
+ * is worth its heat shifted by the most, and a set left untouched that long
+ * counts every epoch of it at once.
+ */
+static void idle_count_saturates(struct kunit *test)
+{
+	struct hottier_heat *h = new_table(test, 16);
+	struct hottier_heat_entry *e = heat_get(h, 5, HOTTIER_HEAT_MAX);
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	for (i = 1; i <= 20; i++) {
+		ticks(h, 1);
+		heat_read(h, e);
+		KUNIT_EXPECT_EQ_MSG(test, (u32)e->idle,
+				    min_t(u32, i, HOTTIER_HEAT_IDLE_MAX),
+				    "epoch %u", i);
+	}
+	e = heat_get(h, 6, HOTTIER_HEAT_MAX);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	ticks(h, 1000);
+	heat_read(h, e);
+	KUNIT_EXPECT_EQ(test, (u32)e->idle, (u32)HOTTIER_HEAT_IDLE_MAX);
+	KUNIT_EXPECT_EQ(test, __hottier_heat_worth(e),
+			(u32)e->heat >> (HOTTIER_HEAT_IDLE_MAX *
+					 HOTTIER_HEAT_IDLE_SHIFT));
+}
+
 struct busy_case {
 	const char *desc;
 	u32 flags;
@@ -1101,6 +1180,8 @@ static struct kunit_case hottier_heat_cases[] = {
 	KUNIT_CASE_PARAM(tracked_never_exceeds_capacity, capacity_gen_params),
 	KUNIT_CASE(recycle_takes_coldest_way),
 	KUNIT_CASE(recycle_compares_decayed_heat),
+	KUNIT_CASE(recycle_takes_the_way_worth_least),
+	KUNIT_CASE(idle_count_saturates),
 	KUNIT_CASE_PARAM(recycle_skips_busy_ways, busy_gen_params),
 	KUNIT_CASE(get_null_when_set_all_busy),
 	KUNIT_CASE(forget_decrements_tracked),

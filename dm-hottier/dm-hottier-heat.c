@@ -126,25 +126,30 @@ void hottier_heat_tick(struct hottier_heat *h)
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_tick);
 
-/* Set @i locked, every way's heat brought up to the table's epoch. */
+/*
+ * Set @i locked, every way's heat brought up to the table's epoch, and the
+ * epochs it went unread counted.
+ */
 struct hottier_heat_set *hottier_heat_lock_set(struct hottier_heat *h, u32 i,
 					       unsigned long *flags)
 	__acquires(set->lock)
 {
 	struct hottier_heat_set *set = hottier_heat_set(h, i);
-	u16 now;
+	u16 now, epochs;
 	int w;
 
 	spin_lock_irqsave(&set->lock, *flags);
 	now = atomic_read(&h->epoch);
 	if (set->epoch == now)
 		return set;
+	epochs = now - set->epoch;
 	for (w = 0; w < HOTTIER_HEAT_WAYS; w++) {
 		struct hottier_heat_entry *e = &set->way[w];
 
-		if (e->flags & HOTTIER_E_VALID)
-			e->heat = hottier_heat_decay(e->heat,
-						     (u16)(now - set->epoch));
+		if (!(e->flags & HOTTIER_E_VALID))
+			continue;
+		e->heat = hottier_heat_decay(e->heat, epochs);
+		e->idle = min_t(u32, e->idle + epochs, HOTTIER_HEAT_IDLE_MAX);
 	}
 	set->epoch = now;
 	return set;
@@ -188,32 +193,46 @@ u32 __hottier_heat_read(struct hottier_heat_entry *e)
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_heat_read);
 
+/*
+ * What the entry is worth keeping: its heat, quartered for every epoch it
+ * went unread. Heat remembers a half-life of reads; an extent no longer
+ * read keeps most of it for that long, and would hold its way against the
+ * extents read now, which enter at one read.
+ */
+u32 __hottier_heat_worth(const struct hottier_heat_entry *e)
+{
+	return e->heat >> (e->idle * HOTTIER_HEAT_IDLE_SHIFT);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_heat_worth);
+
+/* A read: @amount more heat, and the entry was read this epoch. */
 u32 __hottier_heat_add(struct hottier_heat_entry *e, u32 amount)
 {
 	e->heat = min_t(u64, (u64)e->heat + amount, HOTTIER_HEAT_MAX);
+	e->idle = 0;
 	return e->heat;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_heat_add);
 
-/* The way a new extent takes: a free one, else the coldest idle one. */
+/* The way a new extent takes: a free one, else the idle one worth least. */
 static struct hottier_heat_entry *victim_way(struct hottier_heat_set *set)
 {
 	struct hottier_heat_entry *best = NULL;
-	u32 best_heat = U32_MAX;
+	u32 best_worth = U32_MAX;
 	int i;
 
 	for (i = 0; i < HOTTIER_HEAT_WAYS; i++) {
 		struct hottier_heat_entry *e = &set->way[i];
-		u32 heat;
+		u32 worth;
 
 		if (!(e->flags & HOTTIER_E_VALID))
 			return e;
 		if (e->flags & HOTTIER_E_BUSY)
 			continue;
-		heat = e->heat;
-		if (heat < best_heat) {
+		worth = __hottier_heat_worth(e);
+		if (worth < best_worth) {
 			best = e;
-			best_heat = heat;
+			best_worth = worth;
 		}
 	}
 	return best;
@@ -240,6 +259,7 @@ struct hottier_heat_entry *__hottier_heat_get(struct hottier_heat *h,
 		atomic_inc(&h->tracked);
 	e->extent = extent;
 	e->heat = min_t(u32, initial_heat, HOTTIER_HEAT_MAX);
+	e->idle = 0;
 	e->flags = HOTTIER_E_VALID;
 	return e;
 }
@@ -251,6 +271,7 @@ void __hottier_heat_forget(struct hottier_heat *h, struct hottier_heat_entry *e)
 		atomic_dec(&h->tracked);
 	e->flags = 0;
 	e->heat = 0;
+	e->idle = 0;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_heat_forget);
 

@@ -7,15 +7,18 @@
  *
  * The heat table is set-associative: max_tracked entries, preallocated,
  * in sets of HOTTIER_HEAT_WAYS, each set under its own spinlock. An extent
- * hashes to one set; a new extent takes a free way or recycles the coldest
- * entry of its set that is not a queued promotion candidate.
+ * hashes to one set; a new extent takes a free way or recycles the entry
+ * of its set worth least that is not a queued promotion candidate. An
+ * entry's worth is its heat, quartered for every epoch it went unread
+ * (HOTTIER_HEAT_IDLE_SHIFT), so that heat a hot set left behind when it
+ * moved gives way to the extents read now.
  * Memory is fixed when the table is built, whatever the workload.
  *
  * Heat is fixed point (HOTTIER_HEAT_ONE per read) and decays lazily: a
  * global epoch advances HOTTIER_EPOCHS_PER_HALFLIFE times per half-life
  * (hottier_heat_tick()), and a set is brought up to date, all its ways at
  * once, when it is locked. An entry is 8 bytes: its extent (below
- * HOTTIER_EXTENT_LIMIT), heat and flags.
+ * HOTTIER_EXTENT_LIMIT), heat, epochs unread and flags.
  */
 #ifndef DM_HOTTIER_HEAT_H
 #define DM_HOTTIER_HEAT_H
@@ -29,9 +32,14 @@
 #define HOTTIER_HEAT_WAYS		16
 #define HOTTIER_HEAT_SHIFT		4
 #define HOTTIER_HEAT_ONE		BIT(HOTTIER_HEAT_SHIFT)
-/* Heat saturates here (HOTTIER_HEAT_BITS of an entry): 262143 reads. */
-#define HOTTIER_HEAT_BITS		22
+/* Heat saturates here (HOTTIER_HEAT_BITS of an entry): 32767 reads. */
+#define HOTTIER_HEAT_BITS		19
 #define HOTTIER_HEAT_MAX		(BIT(HOTTIER_HEAT_BITS) - 1)
+/* Epochs an entry went unread, counted up to HOTTIER_HEAT_IDLE_MAX. */
+#define HOTTIER_HEAT_IDLE_BITS		3
+#define HOTTIER_HEAT_IDLE_MAX		(BIT(HOTTIER_HEAT_IDLE_BITS) - 1)
+/* An entry's worth is its heat shifted right this much per unread epoch. */
+#define HOTTIER_HEAT_IDLE_SHIFT		2
 /* Extents are below this: 40 bits of an entry, and of a slot's record. */
 #define HOTTIER_EXTENT_BITS		40
 #define HOTTIER_EXTENT_LIMIT		BIT_ULL(HOTTIER_EXTENT_BITS)
@@ -49,6 +57,7 @@ enum hottier_entry_flag {
 struct hottier_heat_entry {
 	u64 extent:HOTTIER_EXTENT_BITS;	/* HDD extent index */
 	u64 heat:HOTTIER_HEAT_BITS;	/* as of the set's epoch */
+	u64 idle:HOTTIER_HEAT_IDLE_BITS; /* epochs since its last read */
 	u64 flags:2;			/* enum hottier_entry_flag */
 };
 
@@ -102,6 +111,7 @@ struct hottier_heat_entry *__hottier_heat_get(struct hottier_heat *h,
 					      struct hottier_heat_set *set,
 					      u64 extent, u32 initial_heat);
 u32 __hottier_heat_read(struct hottier_heat_entry *e);
+u32 __hottier_heat_worth(const struct hottier_heat_entry *e);
 u32 __hottier_heat_add(struct hottier_heat_entry *e, u32 amount);
 void __hottier_heat_forget(struct hottier_heat *h,
 			   struct hottier_heat_entry *e);
