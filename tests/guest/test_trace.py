@@ -72,10 +72,16 @@ class Trace:
         assert any(line.startswith("trace: tracing ") for line in self.err), \
             "".join(self.err)
 
-    def result(self, timeout=120):
+    def result(self, timeout=120, torn_ok=False):
+        """Its output; with torn_ok, None if it failed on a torn record
+        (trace.TornTrace: a kernel relay race, not a fault of the count)."""
         out = self.proc.stdout.read()
         self.proc.wait(timeout)
         self.reader.join(timeout)
+        if (torn_ok and self.proc.returncode != 0 and
+                any("torn record" in line for line in self.err)):
+            print("torn:", "".join(self.err))
+            return None
         assert self.proc.returncode == 0, "".join(self.err)
         return out
 
@@ -104,7 +110,6 @@ def test_trace_counts_agree_with_the_counters(pair):
     with hottier(pair) as d:
         d.message("pin", "0", str(hot * EXTENT))
         quiesced(d, hot)
-        d.message("reset_stats")
         rnd = random.Random(14)
         # Every other read in the pinned extents (replica reads: routing
         # sends them to the SSD or, by its latency estimates, the HDD),
@@ -112,11 +117,19 @@ def test_trace_counts_agree_with_the_counters(pair):
         offsets = [rnd.randrange(0, hot << 20, 4096) if i % 2 else
                    rnd.randrange(hot << 20, 64 << 20, 4096)
                    for i in range(2000)]
-        t = Trace(d.name, str(WINDOW), "--json")
-        t.started()
-        issued = read_4k(d.path, offsets)
-        after = info(d)                 # inside the window, load done
-        rec = json.loads(t.result())
+        # A torn trace (once in many runs: blktrace read a record before
+        # the kernel wrote it) is said so and counts nothing: the window
+        # is run once more, from zeroed counters. Any other failure fails.
+        for attempt in (1, 2):
+            d.message("reset_stats")
+            t = Trace(d.name, str(WINDOW), "--json")
+            t.started()
+            issued = read_4k(d.path, offsets)
+            after = info(d)             # inside the window, load done
+            out = t.result(torn_ok=attempt == 1)
+            if out is not None:
+                break
+        rec = json.loads(out)
 
     dev, hdd, ssd = rec["device"], rec["hdd"], rec["ssd"]
     to_ssd = after["replica_reads_ssd"]

@@ -289,6 +289,14 @@ def test_splitter_refuses_what_is_not_a_trace(tmp_path):
     s.close()
 
 
+def test_splitter_says_a_record_of_zeros_is_torn(tmp_path):
+    s = trace.Splitter(str(tmp_path), {"8:16": "sdb"}, ncpus=1)
+    with pytest.raises(trace.TornTrace,
+                       match="torn record \\(zeros at record 5\\)"):
+        s.feed(records() + bytes(60))
+    s.close()
+
+
 # The command against fakes
 
 

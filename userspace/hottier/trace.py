@@ -61,6 +61,14 @@ def kernel_devnum(devnum):
     return (major << 20) | minor
 
 
+class TornTrace(HottierError):
+    """A record of zeros in blktrace's piped stream. The kernel reserves a
+    record's room in the relay buffer before it writes the record, and a
+    read of the buffer in between (blktrace reads the sub-buffer being
+    filled when it pipes) returns the room unwritten: that record is
+    lost, and the trace with it."""
+
+
 class Splitter:
     """Splits blktrace's piped stream into <name>.blktrace.<cpu> files in
     outdir; names maps each traced device's "major:minor" to its name.
@@ -96,6 +104,11 @@ class Splitter:
         while len(buf) - at >= RECORD.size:
             (magic, _, _, _, _, _, _, device, cpu, _,
              pdu_len) = RECORD.unpack_from(buf, at)
+            if magic == 0:
+                raise TornTrace(f"blktrace's output has a torn record "
+                                f"(zeros at record {self.records}): "
+                                "blktrace read it before the kernel had "
+                                "written it; trace again")
             if magic & 0xffffff00 != MAGIC:
                 raise HottierError("blktrace's output is not a trace "
                                    f"(bad magic {magic:#x} at record "
