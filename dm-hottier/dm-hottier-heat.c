@@ -214,7 +214,7 @@ u32 __hottier_heat_add(struct hottier_heat_entry *e, u32 amount)
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_heat_add);
 
-/* The way a new extent takes: a free one, else the idle one worth least. */
+/* The way a new extent takes: a free one, else the one worth least not busy. */
 static struct hottier_heat_entry *victim_way(struct hottier_heat_set *set)
 {
 	struct hottier_heat_entry *best = NULL;
