@@ -998,6 +998,30 @@ static unsigned int epochs_to_take(struct rig *r, u64 first, u64 n,
 }
 
 /*
+ * Set A (0-7) takes the 8 slots of a rig with @tracked heat entries, then
+ * @warm extents (200 on) are read 10 times each and no more, then set B
+ * (100-107) is read twice an epoch: B holds every slot at the fifth epoch,
+ * none of it evicted in the first two, and A has none left.
+ */
+static void moved_hot_set(struct kunit *test, u64 tracked, u64 warm)
+{
+	struct rig *r = new_rig(test, 8, tracked);
+	u64 e, early;
+
+	reads_round(r, 0, 8, 40);
+	rig_work(r);
+	KUNIT_ASSERT_EQ(test, r->promotions, 8ULL);
+	reads_round(r, 200, warm, 10);
+	rig_work(r);
+	KUNIT_ASSERT_EQ(test, r->promotions, 8ULL);
+	KUNIT_EXPECT_EQ(test, epochs_to_take(r, 100, 8, &early), 5U);
+	KUNIT_EXPECT_EQ(test, early, 0ULL);
+	KUNIT_EXPECT_EQ(test, r->evictions, 8ULL);
+	for (e = 0; e < 8; e++)
+		KUNIT_EXPECT_EQ(test, resident(r, e), HOTTIER_NIL);
+}
+
+/*
  * A hot set that moves: the SSD holds set A, read 40 times; then A is no
  * longer read and set B is, twice an epoch. B's heat builds slowly and
  * A's decays slowly (a half-life is four epochs): on heat alone, B would
@@ -1008,17 +1032,7 @@ static unsigned int epochs_to_take(struct rig *r, u64 first, u64 n,
  */
 static void loop_moved_hot_set_takes_over(struct kunit *test)
 {
-	struct rig *r = new_rig(test, 8, 64);
-	u64 e, early;
-
-	reads_round(r, 0, 8, 40);
-	rig_work(r);
-	KUNIT_ASSERT_EQ(test, r->promotions, 8ULL);
-	KUNIT_EXPECT_EQ(test, epochs_to_take(r, 100, 8, &early), 5U);
-	KUNIT_EXPECT_EQ(test, early, 0ULL);
-	KUNIT_EXPECT_EQ(test, r->evictions, 8ULL);
-	for (e = 0; e < 8; e++)
-		KUNIT_EXPECT_EQ(test, resident(r, e), HOTTIER_NIL);
+	moved_hot_set(test, 64, 0);
 }
 
 /*
@@ -1032,19 +1046,7 @@ static void loop_moved_hot_set_takes_over(struct kunit *test)
  */
 static void loop_moved_hot_set_takes_the_table(struct kunit *test)
 {
-	struct rig *r = new_rig(test, 8, 16);
-	u64 e, early;
-
-	reads_round(r, 0, 8, 40);
-	rig_work(r);
-	KUNIT_ASSERT_EQ(test, r->promotions, 8ULL);
-	reads_round(r, 200, 16, 10);
-	rig_work(r);
-	KUNIT_ASSERT_EQ(test, r->promotions, 8ULL);
-	KUNIT_EXPECT_EQ(test, epochs_to_take(r, 100, 8, &early), 5U);
-	KUNIT_EXPECT_EQ(test, early, 0ULL);
-	for (e = 0; e < 8; e++)
-		KUNIT_EXPECT_EQ(test, resident(r, e), HOTTIER_NIL);
+	moved_hot_set(test, 16, 16);
 }
 
 /*
