@@ -421,12 +421,13 @@ static void map_levels_move_down_with_each_half_life(struct kunit *test)
 						 epoch(r)),
 			8 * HOTTIER_HEAT_ONE);
 	KUNIT_EXPECT_EQ(test, heat, (8 * HOTTIER_HEAT_ONE) >>
-			(2 * HOTTIER_EPOCHS_PER_HALFLIFE - HOTTIER_IDLE_GRACE));
+			((2 * HOTTIER_EPOCHS_PER_HALFLIFE - HOTTIER_IDLE_GRACE) *
+			 HOTTIER_IDLE_WORTH_SHIFT));
 }
 
 /*
  * Worth: a replica read every epoch is worth its heat; one left unread is
- * worth half as much again for every epoch past the first, and the
+ * worth a quarter as much again for every epoch past the first, and the
  * refresh moves it down the levels to its worth, so the victim search
  * finds it before a colder replica that is still read.
  */
@@ -446,13 +447,16 @@ static void map_idle_replica_is_worth_less(struct kunit *test)
 		hottier_policy_tick(&r->p);
 		reads(r, 2, 2);
 	}
-	/* Four epochs: heat 64 halved once (a half-life), worth 3 times more. */
+	/*
+	 * Four epochs: heat 64 halved once (a half-life), worth quartered
+	 * three times more: half a read.
+	 */
 	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map, idle),
 						 epoch(r)),
 			32 * HOTTIER_HEAT_ONE);
 	KUNIT_EXPECT_EQ(test, hottier_mslot_worth(hottier_mslot(&r->map, idle),
 						  epoch(r)),
-			4 * HOTTIER_HEAT_ONE);
+			HOTTIER_HEAT_ONE / 2);
 	KUNIT_EXPECT_EQ(test, hottier_mslot_worth(hottier_mslot(&r->map, busy),
 						  epoch(r)),
 			hottier_mslot_heat(hottier_mslot(&r->map, busy),
@@ -464,7 +468,7 @@ static void map_idle_replica_is_worth_less(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
 						 &extent, NULL), idle);
 	KUNIT_EXPECT_EQ(test, extent, 1ULL);
-	KUNIT_EXPECT_EQ(test, heat, 4 * HOTTIER_HEAT_ONE);
+	KUNIT_EXPECT_EQ(test, heat, HOTTIER_HEAT_ONE / 2);
 	/* Read again, it is worth its heat at once. */
 	rig_read(r, 1, false);
 	KUNIT_EXPECT_EQ(test, hottier_mslot_worth(hottier_mslot(&r->map, idle),
@@ -1000,7 +1004,7 @@ static unsigned int epochs_to_take(struct rig *r, u64 first, u64 n,
 /*
  * Set A (0-7) takes the 8 slots of a rig with @tracked heat entries, then
  * @warm extents (200 on) are read 10 times each and no more, then set B
- * (100-107) is read twice an epoch: B holds every slot at the fifth epoch,
+ * (100-107) is read twice an epoch: B holds every slot at the fourth epoch,
  * none of it evicted in the first two, and A has none left.
  */
 static void moved_hot_set(struct kunit *test, u64 tracked, u64 warm)
@@ -1014,7 +1018,7 @@ static void moved_hot_set(struct kunit *test, u64 tracked, u64 warm)
 	reads_round(r, 200, warm, 10);
 	rig_work(r);
 	KUNIT_ASSERT_EQ(test, r->promotions, 8ULL);
-	KUNIT_EXPECT_EQ(test, epochs_to_take(r, 100, 8, &early), 5U);
+	KUNIT_EXPECT_EQ(test, epochs_to_take(r, 100, 8, &early), 4U);
 	KUNIT_EXPECT_EQ(test, early, 0ULL);
 	KUNIT_EXPECT_EQ(test, r->evictions, 8ULL);
 	for (e = 0; e < 8; e++)
@@ -1025,10 +1029,11 @@ static void moved_hot_set(struct kunit *test, u64 tracked, u64 warm)
  * A hot set that moves: the SSD holds set A, read 40 times; then A is no
  * longer read and set B is, twice an epoch. B's heat builds slowly and
  * A's decays slowly (a half-life is four epochs): on heat alone, B would
- * need 11 epochs to lead A by the threshold. A's worth halves for every
- * epoch past the first it goes unread, so B takes the SSD at the fifth
- * (B's 7.3 reads against A's 1.05 and the threshold), and nothing in the
- * first two.
+ * need 11 epochs to lead A by the threshold. A's worth is quartered for
+ * every epoch past the first it goes unread, so B takes the SSD at the
+ * fourth (B's 6.3 reads against A's 0.3 and the threshold; at the third,
+ * 5.2 fell short of A's 1.5 and the threshold), and nothing in the first
+ * two.
  */
 static void loop_moved_hot_set_takes_over(struct kunit *test)
 {
@@ -1042,7 +1047,7 @@ static void loop_moved_hot_set_takes_over(struct kunit *test)
  * recycle one another while the warm heat decays, and take no slot in 12
  * epochs; an entry unread for an epoch is worth a quarter of its heat, so
  * the new set holds its ways from the second epoch and takes the SSD at
- * the fifth, as without the warm set.
+ * the fourth, as without the warm set.
  */
 static void loop_moved_hot_set_takes_the_table(struct kunit *test)
 {

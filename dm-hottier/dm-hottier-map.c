@@ -607,17 +607,19 @@ u32 hottier_mslot_heat(const struct hottier_mslot *s, u16 epoch)
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_mslot_heat);
 
 /*
- * What a resident slot is worth keeping at @epoch: its heat, halved once
- * for every epoch past HOTTIER_IDLE_GRACE since its last read. The victim
- * levels file it by its worth, and a candidate must beat its worth.
+ * What a resident slot is worth keeping at @epoch: its heat, quartered
+ * for every epoch past HOTTIER_IDLE_GRACE since its last read (the rule of
+ * the heat table's entries, after a grace: a replica cost a copy). The
+ * victim levels file it by its worth, and a candidate must beat its worth.
  */
 static u32 meta_worth(u32 meta, u32 idle)
 {
-	u32 heat = meta_heat(meta, idle);
+	u32 heat = meta_heat(meta, idle), shift;
 
-	if (idle > HOTTIER_IDLE_GRACE)
-		heat >>= idle - HOTTIER_IDLE_GRACE;
-	return heat;
+	if (idle <= HOTTIER_IDLE_GRACE)
+		return heat;
+	shift = (idle - HOTTIER_IDLE_GRACE) * HOTTIER_IDLE_WORTH_SHIFT;
+	return shift < 32 ? heat >> shift : 0;
 }
 
 u32 hottier_mslot_worth(const struct hottier_mslot *s, u16 epoch)

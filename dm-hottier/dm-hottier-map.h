@@ -32,8 +32,8 @@
  *
  * A slot's heat is 12 bits (quarter reads, up to 1023 reads) as of a
  * 5-bit epoch, the epoch of its last read. A replica is filed, and judged
- * as a victim, by its worth (hottier_mslot_worth()): its heat, halved
- * once more for every epoch past the first that it went unread. Heat
+ * as a victim, by its worth (hottier_mslot_worth()): its heat, quartered
+ * for every epoch past the first that it went unread. Heat
  * remembers a half-life of reads, so a replica whose reads stopped would
  * hold its slot for several half-lives against extents read now; its
  * worth falls within a few epochs. Every epoch, hottier_map_refresh()
@@ -81,6 +81,8 @@
 #define HOTTIER_IDLE_MAX		8
 /* A replica unread for more epochs than this is worth less than its heat. */
 #define HOTTIER_IDLE_GRACE		1
+/* Past the grace, its worth is quartered for every epoch it goes unread. */
+#define HOTTIER_IDLE_WORTH_SHIFT	2
 #define HOTTIER_EPOCH_MASK		FIELD_MAX(HOTTIER_MS_EPOCH)
 
 enum hottier_slot_state {
