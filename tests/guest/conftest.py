@@ -119,6 +119,23 @@ def scrub(dev, timeout=300.0):
         time.sleep(0.1)
 
 
+COMMIT_S = 1.0                  # HOTTIER_COMMIT_MS
+
+
+def recorded(d, timeout=60.0):
+    """The status once the commits are done: no map write for three
+    commit periods (a replica is marked at one, recorded at the next)."""
+    deadline = time.monotonic() + timeout
+    last, since = info(d)["map_writes"], time.monotonic()
+    while time.monotonic() - since < 3 * COMMIT_S:
+        assert time.monotonic() < deadline, "the map never stopped changing"
+        time.sleep(0.2)
+        now = info(d)["map_writes"]
+        if now != last:
+            last, since = now, time.monotonic()
+    return info(d)
+
+
 class KernelLog:
     """Kernel log lines printed after the mark taken at construction, as
     dmesg prints them ("[seconds] text"). Read from /dev/kmsg, opened at

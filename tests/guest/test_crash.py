@@ -47,7 +47,8 @@ import directio
 import hotio
 import replaylog
 import stamp
-from conftest import KernelLog, hottier_table, info, scrub, unique
+from conftest import (KernelLog, hottier_table, info, recorded, scrub,
+                      unique)
 
 EXTENT = 128                    # 64 KiB
 HDD_MB = 64
@@ -63,7 +64,6 @@ HDD_ID = "wwn-0x5000c500cafe0001"
 # make soak sets more: the issue asks for 25 per write policy here.
 CUTS = int(os.environ.get("HOTTIER_CRASH_CUTS", "25"))
 WARM_S = 20
-COMMIT_S = 1.0                  # HOTTIER_COMMIT_MS
 
 BLKDISCARD = 0x1277
 BLKZEROOUT = 0x127f
@@ -288,12 +288,7 @@ def planted_cut(d, shims, members, copies, image, model, rng):
         return info(d)["read_hits"] > before
 
     hotio.wait_until(hit, 60, what="block 0's replica")
-    last, since = info(d)["map_writes"], time.monotonic()
-    while time.monotonic() - since < 3 * COMMIT_S:
-        time.sleep(0.2)
-        now = info(d)["map_writes"]
-        if now != last:
-            last, since = now, time.monotonic()
+    recorded(d)
     stop, writes, errors = threading.Event(), [], []
 
     def writer():

@@ -20,7 +20,8 @@ import time
 import devices
 import directio
 import hotio
-from conftest import KernelLog, hottier_table, info, scrub, unique
+from conftest import (KernelLog, hottier_table, info, recorded, scrub,
+                      unique)
 
 EXTENT = 128                    # 64 KiB
 PINNED_MB = 4                   # 64 extents
@@ -39,23 +40,6 @@ def settled(d, want):
     hotio.wait_until(lambda: info(d)["slots_used"] >= want and
                      info(d)["migrations"] == 0, 120,
                      what=f"{want} replicas")
-    return info(d)
-
-
-COMMIT_S = 1.0                  # HOTTIER_COMMIT_MS
-
-
-def recorded(d, timeout=60.0):
-    """The status once the commits are done: no map write for three
-    commit periods (a replica is marked at one, recorded at the next)."""
-    deadline = time.monotonic() + timeout
-    last, since = info(d)["map_writes"], time.monotonic()
-    while time.monotonic() - since < 3 * COMMIT_S:
-        assert time.monotonic() < deadline, "the map never stopped changing"
-        time.sleep(0.2)
-        now = info(d)["map_writes"]
-        if now != last:
-            last, since = now, time.monotonic()
     return info(d)
 
 
