@@ -422,7 +422,7 @@ static void map_levels_move_down_with_each_half_life(struct kunit *test)
 			8 * HOTTIER_HEAT_ONE);
 	KUNIT_EXPECT_EQ(test, heat, (8 * HOTTIER_HEAT_ONE) >>
 			((2 * HOTTIER_EPOCHS_PER_HALFLIFE - HOTTIER_IDLE_GRACE) *
-			 HOTTIER_IDLE_WORTH_SHIFT));
+			 HOTTIER_HEAT_IDLE_SHIFT));
 }
 
 /*

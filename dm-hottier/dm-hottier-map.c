@@ -618,7 +618,7 @@ static u32 meta_worth(u32 meta, u32 idle)
 
 	if (idle <= HOTTIER_IDLE_GRACE)
 		return heat;
-	shift = (idle - HOTTIER_IDLE_GRACE) * HOTTIER_IDLE_WORTH_SHIFT;
+	shift = (idle - HOTTIER_IDLE_GRACE) * HOTTIER_HEAT_IDLE_SHIFT;
 	return shift < 32 ? heat >> shift : 0;
 }
 

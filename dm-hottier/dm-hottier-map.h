@@ -79,10 +79,12 @@
  * epoch further behind, and the field counts 32.
  */
 #define HOTTIER_IDLE_MAX		8
-/* A replica unread for more epochs than this is worth less than its heat. */
+/*
+ * A replica unread for more epochs than this is worth less than its heat:
+ * past the grace, shifted down by HOTTIER_HEAT_IDLE_SHIFT (a heat table
+ * entry's rule) for every epoch it goes unread.
+ */
 #define HOTTIER_IDLE_GRACE		1
-/* Past the grace, its worth is quartered for every epoch it goes unread. */
-#define HOTTIER_IDLE_WORTH_SHIFT	2
 #define HOTTIER_EPOCH_MASK		FIELD_MAX(HOTTIER_MS_EPOCH)
 
 enum hottier_slot_state {
