@@ -51,6 +51,7 @@ the guest as root with dm-mod, dm-cache, dm-cache-smq, null_blk
 """
 
 import argparse
+import bisect
 import collections
 import glob
 import json
@@ -208,6 +209,51 @@ def zipf_ratio_beside_scan(hits, misses, scan_bios, resident_fraction):
             "zipf_reads": zr}
 
 
+def offset_log_reads(lat_log_lines):
+    """The reads in a fio latency log written with log_offset=1:
+    [(completion time in ms, offset, bytes)]."""
+    out = []
+    for line in lat_log_lines:
+        w = [x.strip() for x in line.split(",")]
+        if len(w) >= 5 and w[2] == "0":
+            out.append((int(w[0]), int(w[4]), int(w[3])))
+    return out
+
+
+def placed_share(reads, files, placed):
+    """The share of the bytes of reads [(t, offset, bytes)] that fall in
+    the files (indexes into files [(start, length)]) placed; None without
+    reads."""
+    spans = sorted(files[i] for i in placed)
+    starts = [a for a, _ in spans]
+    total = held = 0
+    for _, off, n in reads:
+        total += n
+        k = max(0, bisect.bisect_right(starts, off) - 1)
+        while k < len(spans) and spans[k][0] < off + n:
+            a, b = max(off, spans[k][0]), min(off + n, sum(spans[k]))
+            held += max(0, b - a)
+            k += 1
+    return held / total if total else None
+
+
+def resident_files(top_lines, files, extent_bytes):
+    """From a "top" message's lines ("<sector> <heat> <resident|-> ..."):
+    per file (index into files) with a resident extent, the share of its
+    extents resident."""
+    per = collections.Counter()
+    for line in top_lines:
+        w = line.split()
+        if len(w) >= 3 and w[2] == "resident":
+            off = int(w[0]) * bl.SECTOR
+            for i, (a, n) in enumerate(files):
+                if a <= off < a + n:
+                    per[i] += 1
+                    break
+    return {i: round(c * extent_bytes / files[i][1], 3)
+            for i, c in sorted(per.items())}
+
+
 def log_span(lat_log_lines):
     """First and last completion time (ms) in a fio latency log."""
     ts = [int(line.split(",")[0]) for line in lat_log_lines
@@ -356,10 +402,11 @@ class Runner:
         os.makedirs(d, exist_ok=True)
         return os.path.join(d, name)
 
-    def run(self, wl, cfg, phases, global_opts=()):
+    def run(self, wl, cfg, phases, global_opts=(), at_end=None):
         """Fresh devices, then each phase [(job name, [options])] in turn
         on them; returns a record with the samples, phases and fio
-        figures."""
+        figures, and at_end(stack)'s result, if given, taken before the
+        devices go."""
         rec = {"system": cfg["name"], "label": cfg["label"],
                "kind": cfg["kind"], "unit_sectors": cfg["unit"]}
         print(f"# {wl}: {cfg['label']}", flush=True)
@@ -377,6 +424,8 @@ class Runner:
                 ph["t_start"] = (first_read_t(sm.samples, t0)
                                  if sm.samples else t0)
                 rec["phases"].append(ph)
+            if at_end is not None:
+                rec["at_end"] = at_end(st)
         rec["samples"] = sm.samples
         rec["kernel_log"] = [line for line in bl.kernel_log_lines()[klog0:]
                              if any(w in line for w in (
@@ -445,13 +494,35 @@ def wl_streaming(r):
     res = {"systems": {}, "files": [{"start": a, "length": b,
                                      "weight": round(w, 4)}
                                     for (a, b), w in zip(files, weights)]}
+    unit = p.extent * bl.SECTOR
     for cfg in r.systems():
+        lat = os.path.join(r.workdir, f"streaming-{cfg['name']}")
+        for old in glob.glob(lat + "*"):
+            os.unlink(old)
         jobs = [(f"listener{i}", [f"--read_iolog={logs[i]}",
                                   "--replay_redirect={dev}",
                                   "--replay_no_stall=1", "--iodepth=1",
-                                  f"--runtime={2 * S}"])
+                                  f"--runtime={2 * S}",
+                                  f"--write_lat_log={lat}-l{i}",
+                                  "--log_offset=1", "--log_unix_epoch=1"])
                 for i in range(STREAM_LISTENERS)]
-        rec = r.run("streaming", cfg, [jobs])
+
+        def top(st):
+            # The replicas at the end: which files the policy holds.
+            if cfg["kind"] != "hottier":
+                return None
+            return resident_files(st.dev.message("top", "1000").stdout
+                                  .splitlines(), files, unit)
+        rec = r.run("streaming", cfg, [jobs], at_end=top)
+        timed = []
+        for x in sorted(glob.glob(lat + "-l*_lat.*.log")):
+            with open(x) as f:
+                timed += offset_log_reads(f.read().splitlines())
+            os.unlink(x)
+        if rec.get("at_end") is not None:
+            rec["resident_files"] = {str(k): v for k, v
+                                     in rec.pop("at_end").items()}
+        rec.pop("at_end", None)
         # The reads each listener replayed: the first ios of its stream.
         ext = collections.Counter()
         jobs_fig = rec["phases"][0]["jobs"]
@@ -472,12 +543,25 @@ def wl_streaming(r):
             ph = rec["phases"][0]
             st = steady(rec["samples"], ph["t_start"], ph["t_end"])
             whole = window(rec["samples"], ph["t_start"], ph["t_end"] + 60)
+            # The oracle's share of the same reads the steady share counts:
+            # its files (placed from the whole run's reads) against the
+            # reads completed between the steady window's two samples.
+            u0, u1 = (rec["samples"][index_at(rec["samples"], t)]["unix_ms"]
+                      for t in (st["t0"], st["t1"]))
+            sreads = [x for x in timed if u0 < x[0] <= u1]
+            so = placed_share(sreads, files, fo["files_placed"])
             rec["figures"] = {"steady_ssd_share": st["ssd_share"],
                               "steady_hit_ratio": st["hit_ratio"],
                               "ssd_share": whole["ssd_share"],
                               "hit_ratio": whole["hit_ratio"],
                               "oracle": fo["oracle"],
+                              "steady_oracle": so,
+                              "steady_reads_logged": len(sreads),
                               "steady_over_oracle": (
+                                  st["ssd_share"] / so
+                                  if st["ssd_share"] is not None
+                                  and so else None),
+                              "steady_over_whole_run_oracle": (
                                   st["ssd_share"] / fo["oracle"]
                                   if st["ssd_share"] is not None
                                   and fo["oracle"] else None)}
@@ -647,6 +731,11 @@ DEFINITIONS = {
     "oracle": "reads (streaming: bytes) of the most read units (streaming: "
               "files, by bytes read per byte) that fit in the usable SSD "
               "/ all reads, from the run's own offset stream",
+    "steady_oracle": "streaming: the share of the bytes read in the "
+                     "steady window (fio's per-read log, between the "
+                     "window's two status samples) that the oracle's "
+                     "files hold; steady_over_oracle is the steady SSD "
+                     "share over it, the same reads on both sides",
     "fill_s": "first status sample with every slot or block used",
     "pre_fill": "ratio over the fill window (a sixth of a phase, at least "
                 f"{WARM_WINDOW_S} s) before fill_s",

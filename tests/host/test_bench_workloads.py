@@ -162,6 +162,39 @@ def test_log_span():
     assert wl.log_span([]) == (None, None)
 
 
+def test_offset_log_reads_keeps_reads_with_their_offsets():
+    # fio with log_offset=1: time, latency, direction, bytes, offset, prio.
+    lines = ["1000, 50, 0, 131072, 262144, 0",
+             "1001, 60, 1, 4096, 8192, 0",      # a write: not a read
+             "1002, 70, 0, 131072, 393216, 0", "", "1003, 5, 0, 4096"]
+    assert wl.offset_log_reads(lines) == [(1000, 262144, 131072),
+                                          (1002, 393216, 131072)]
+
+
+def test_placed_share_counts_the_bytes_inside_the_placed_files():
+    mib = 1 << 20
+    files = [(0, 2 * mib), (2 * mib, 4 * mib), (6 * mib, 2 * mib)]
+    reads = [(0, 0, mib),               # file 0
+             (1, 3 * mib, mib),         # file 1
+             (2, 5 * mib + mib // 2, mib),  # half in 1, half in 2
+             (3, 7 * mib, mib)]         # file 2
+    assert wl.placed_share(reads, files, [1]) == 1.5 / 4
+    assert wl.placed_share(reads, files, [2, 0]) == 2.5 / 4
+    assert wl.placed_share(reads, files, []) == 0
+    assert wl.placed_share([], files, [0]) is None
+
+
+def test_resident_files_gives_each_files_resident_share():
+    mib = 1 << 20
+    files = [(0, 2 * mib), (2 * mib, 4 * mib)]
+    sec = mib // bl.SECTOR
+    top = [f"{3 * sec} 9 resident -", f"{0} 8 resident pinned",
+           f"{sec} 7 - -", f"{2 * sec} 6 resident -", "garbage"]
+    # 1 MiB extents: file 0 holds one of 2, file 1 two of 4.
+    assert wl.resident_files(top, files, mib) == {0: 0.5, 1: 0.5}
+    assert wl.resident_files([], files, mib) == {}
+
+
 def test_streaming_generator_is_deterministic_and_covers_the_device():
     files = wl.stream_files(256 << 20)
     assert files == wl.stream_files(256 << 20)
