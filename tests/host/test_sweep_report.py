@@ -67,6 +67,14 @@ def test_rows_are_sorted_by_size_with_both_workloads(tmp_path):
     assert rows[1]["streaming"] == {}
 
 
+def test_streaming_oracle_is_over_the_steady_reads_when_logged(tmp_path):
+    root = str(tmp_path)
+    st = streaming_json(1024, 0.40, 0.30, 0.60, 12.0, 8.0)
+    st["systems"]["hottier"]["figures"]["steady_oracle"] = 0.45
+    put(root, 128, "streaming", st)
+    assert sr.collect(root)[0]["streaming"]["oracle"] == 0.45
+
+
 def test_recommendation_is_the_best_mean_among_complete_sizes(tmp_path):
     rows = sr.collect(sweep(tmp_path))
     # 32 KiB: (0.80 + 0.40) / 2 = 0.60; 1 MiB: (0.70 + 0.55) / 2 = 0.625;
