@@ -518,6 +518,7 @@ def wl_streaming(r):
         for x in sorted(glob.glob(lat + "-l*_lat.*.log")):
             with open(x) as f:
                 timed += offset_log_reads(f.read().splitlines())
+        for x in glob.glob(lat + "*"):     # fio's clat and slat logs too
             os.unlink(x)
         if rec.get("at_end") is not None:
             rec["resident_files"] = {str(k): v for k, v
