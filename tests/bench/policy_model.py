@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+"""A closed-loop model of dm-hottier's promotion policy, to try a rule on
+issue 14's workloads in seconds before it goes into the kernel. It is not
+the kernel's code: it models the rules Documentation/hottier.rst states
+(heat, the bar, worth, the hysteresis, the bounded heat table) on devices
+with fixed service times, and it has matched the kernel's figures where
+both were measured (Documentation/bench-baseline.md, *Replicas' worth
+quartered*: phase B 61.5% and 57 s to 90% modelled, 61.1% and 57 s
+measured).
+
+  policy_model.py moving|zipf|streaming [--seconds S] [--rate-grace G]
+                  [--cut-bar] [--json]
+
+The model:
+- Devices: an HDD serving one request at a time in 4 ms and an SSD
+  answering in 100 us, behind 0.3 ms of CPU per request; moving and zipf
+  keep 16 reads in flight, streaming runs 8 listeners at depth 1. A copy
+  is one more HDD service after the miss that asked for it; copies are not
+  capped at max_migrations (the HDD's queue paces them).
+- Heat: an extent's reads, halved every half-life (60 s) in quarter steps
+  (epochs of 15 s). A resident replica's heat decays the same way.
+- The bar: promote_threshold (4) reads with the SSD full, half that while
+  slots are free. With the SSD full, a candidate must beat the cheapest
+  replica's worth by promote_threshold.
+- Worth: a replica's heat, quartered for every epoch past one grace epoch
+  that it goes unread.
+- The heat table: max_tracked = the SSD's slots, 16-way sets; a full set
+  drops its entry of least worth (quartered per epoch unread, no grace).
+
+Two rules the kernel does not have yet, to model the next change:
+- --rate-grace G: a replica's read rate at its last read is taken as
+  heat x ln2 / half-life; once it has missed more than G of the reads
+  that rate predicts, its worth halves for every further read missed (on
+  top of the epoch rule, so it never raises a worth).
+- --cut-bar: with a victim that rule cut below one read, a candidate
+  needs only the free-slot bar.
+
+The workloads are issue 14's (tests/bench/workloads.py) at the bench's
+sizes: moving (4k reads, zoned A then B, 256 MiB HDD, 32 MiB SSD of
+64 KiB extents), zipf (zipf 1.2 over 1 GiB, 128 MiB SSD) and streaming
+(the same files, popularity and listeners as the bench). Figures as the
+bench defines them: steady is the last third, time to 90% uses a 5 s
+window. Standard library only.
+"""
+
+import argparse
+import bisect
+import heapq
+import itertools
+import json
+import math
+import os
+import random
+import sys
+
+HALFLIFE_S = 60.0
+EPOCH_S = HALFLIFE_S / 4
+THRESHOLD = 4.0
+HDD_S, SSD_S, CPU_S = 4e-3, 1e-4, 3e-4
+DEPTH = 16
+WAYS = 16
+EXTENT_BLOCKS = 16          # 4 KiB blocks in a 64 KiB extent
+
+
+def decay(heat, epochs):
+    """Heat after @epochs epochs: halved every four."""
+    return heat * 0.5 ** (epochs / 4)
+
+
+class HeatTable:
+    """The bounded heat table: sets of WAYS entries [heat, epoch, last
+    read epoch]; a full set drops its entry of least worth."""
+
+    def __init__(self, capacity):
+        self.nsets = max(1, capacity // WAYS)
+        self.sets = [dict() for _ in range(self.nsets)]
+
+    def _set(self, ext):
+        return self.sets[(ext * 2654435761 >> 7) % self.nsets]
+
+    def get(self, ext, epoch):
+        e = self._set(ext).get(ext)
+        return (e[0], e[1]) if e else (0.0, epoch)
+
+    @staticmethod
+    def worth(entry, epoch):
+        heat, e, last = entry
+        return decay(heat, epoch - e) * 0.25 ** max(0, epoch - last)
+
+    def put(self, ext, heat, epoch, busy):
+        """Sets ext's heat (a read now); False if its set is full of
+        extents being copied."""
+        s = self._set(ext)
+        if ext not in s and len(s) >= WAYS:
+            cands = [(self.worth(v, epoch), x) for x, v in s.items()
+                     if x not in busy]
+            if not cands:
+                return False
+            del s[min(cands)[1]]
+        s[ext] = [heat, epoch, epoch]
+        return True
+
+    def pop(self, ext, epoch):
+        e = self._set(ext).pop(ext, None)
+        return (e[0], e[1]) if e else (0.0, epoch)
+
+
+class Policy:
+    """Replicas (extent -> [heat, epoch, last read epoch, last read time,
+    heat at the last read]), the copies pending, and the heat table."""
+
+    def __init__(self, slots, rate_grace=None, cut_bar=False):
+        self.slots, self.rate_grace, self.cut_bar = slots, rate_grace, cut_bar
+        self.res, self.pending = {}, set()
+        self.table = HeatTable(slots)
+        self.now = 0.0
+        self.evictions = 0
+        self._cut_at, self._cut = -1.0, False
+
+    def full(self):
+        return len(self.res) + len(self.pending) >= self.slots
+
+    def rate_factor(self, r):
+        if self.rate_grace is None:
+            return 1.0
+        missed = (self.now - r[3]) * r[4] * math.log(2) / HALFLIFE_S
+        return 0.5 ** max(0.0, missed - self.rate_grace)
+
+    def worth(self, r, epoch):
+        w = decay(r[0], epoch - r[1]) * 0.25 ** max(0, epoch - r[2] - 1)
+        return w * self.rate_factor(r)
+
+    def cut(self, r, epoch):
+        """A victim the rate rule cut below one read."""
+        return (self.worth(r, epoch) < 1.0 and
+                self.rate_factor(r) < 1 / 16)
+
+    def any_cut(self, epoch):
+        if not self.cut_bar:
+            return False
+        if self.now - self._cut_at > 0.25:      # looked at 4 times a second
+            self._cut_at = self.now
+            self._cut = any(self.cut(r, epoch) for r in self.res.values())
+        return self._cut
+
+    def read(self, ext, epoch):
+        """True for a hit, ext for a candidate to offer, else False."""
+        r = self.res.get(ext)
+        if r is not None:
+            r[0] = decay(r[0], epoch - r[1]) + 1
+            r[1] = r[2] = epoch
+            r[3], r[4] = self.now, r[0]
+            return True
+        h, e = self.table.get(ext, epoch)
+        h = decay(h, epoch - e) + 1
+        if not self.table.put(ext, h, epoch, self.pending):
+            return False
+        bar = THRESHOLD
+        if not self.full() or self.any_cut(epoch):
+            bar = max(THRESHOLD / 2, 1)
+        return ext if h >= bar and ext not in self.pending else False
+
+    def decide(self, ext, epoch):
+        """Copy ext? With the SSD full, evicts the victim it beats."""
+        if not self.full():
+            return True
+        h, e = self.table.get(ext, epoch)
+        h = decay(h, epoch - e)
+        v = min(self.res, key=lambda x: self.worth(self.res[x], epoch))
+        r = self.res[v]
+        vw = self.worth(r, epoch)
+        cut = self.cut_bar and self.cut(r, epoch)
+        if not (h >= vw + THRESHOLD or
+                (cut and h >= max(THRESHOLD / 2, 1))):
+            return False
+        del self.res[v]
+        self.evictions += 1
+        self.table.put(v, vw, epoch, self.pending)
+        self._cut_at = -1.0
+        return True
+
+    def install(self, ext, epoch):
+        self.pending.discard(ext)
+        h, e = self.table.pop(ext, epoch)
+        h = decay(h, epoch - e)
+        self.res[ext] = [h, epoch, epoch, self.now, h]
+
+
+def run_closed(policy, sources, secs):
+    """sources: per reader, next() -> extent; each reader keeps one read
+    in flight. Returns per-second hits and reads."""
+    hits, tot = [0] * (secs + 1), [0] * (secs + 1)
+    ev = [(0.0, i, ("read", i)) for i in range(len(sources))]
+    heapq.heapify(ev)
+    hdd_free = cpu_free = 0.0
+    seq = len(sources)
+    while ev:
+        t, _, (what, arg) = heapq.heappop(ev)
+        if t >= secs:
+            break
+        policy.now = t
+        epoch = int(t / EPOCH_S)
+        if what == "install":
+            policy.install(arg, epoch)
+            continue
+        ext = sources[arg]()
+        r = policy.read(ext, epoch)
+        cpu_free = max(t, cpu_free) + CPU_S
+        tot[int(t)] += 1
+        if r is True:
+            hits[int(t)] += 1
+            done = cpu_free + SSD_S
+        else:
+            hdd_free = max(cpu_free, hdd_free) + HDD_S
+            done = hdd_free
+            if r is not False and policy.decide(r, epoch):
+                policy.pending.add(r)
+                hdd_free += HDD_S
+                seq += 1
+                heapq.heappush(ev, (hdd_free, seq, ("install", r)))
+        seq += 1
+        heapq.heappush(ev, (done, seq, ("read", arg)))
+    return hits, tot
+
+
+def ratio(hits, tot, a, b):
+    n = sum(tot[a:b])
+    return sum(hits[a:b]) / n if n else 0.0
+
+
+def zoned(zones, nblocks, rng):
+    cum, start, acc = [], 0, 0.0
+    for pct, size_pct in zones:
+        n = nblocks * size_pct // 100
+        acc += pct / 100
+        cum.append((acc, start, n))
+        start += n
+
+    def draw():
+        u = rng.random()
+        for c, st, n in cum:
+            if u <= c:
+                return st + rng.randrange(n)
+        return cum[-1][1] + rng.randrange(cum[-1][2])
+    return draw
+
+
+def moving(S, **rules):
+    rng = random.Random(1)
+    nb = 256 << 8                               # 256 MiB of 4 KiB blocks
+    a = zoned([(60, 10), (30, 20), (10, 70)], nb, rng)
+    b = zoned([(10, 70), (60, 10), (30, 20)], nb, rng)
+    p = Policy(512, **rules)
+
+    def src():
+        return (a() if p.now < S else b()) // EXTENT_BLOCKS
+    hits, tot = run_closed(p, [src] * DEPTH, 2 * S)
+    steady_b = ratio(hits, tot, S + 2 * S // 3, 2 * S)
+    t90 = next((i - S for i in range(S + 1, 2 * S)
+                if ratio(hits, tot, max(S, i - 5), i) >= 0.9 * steady_b),
+               None)
+    return {"steady_a": ratio(hits, tot, 2 * S // 3, S),
+            "steady_b": steady_b, "time_to_90_b_s": t90,
+            "b_per_15s": [round(ratio(hits, tot, S + j, S + j + 15), 3)
+                          for j in range(0, S, 15)],
+            "evictions": p.evictions}
+
+
+def zipf(S, **rules):
+    rng = random.Random(1)
+    nb = 1024 << 8                              # 1 GiB of 4 KiB blocks
+    cw = list(itertools.accumulate(1.0 / k ** 1.2 for k in range(1, nb + 1)))
+    perm = list(range(nb))
+    rng.shuffle(perm)
+    p = Policy(2048, **rules)
+
+    def src():
+        return perm[bisect.bisect_left(cw, rng.random() * cw[-1])] \
+            // EXTENT_BLOCKS
+    hits, tot = run_closed(p, [src] * DEPTH, S)
+    return {"steady": ratio(hits, tot, 2 * S // 3, S),
+            "reads_per_s": round(sum(tot[:S]) / S), "evictions": p.evictions}
+
+
+def streaming(S, **rules):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import workloads as wl
+    files = wl.stream_files(256 << 20)
+    weights = wl.zipf_weights(len(files), wl.STREAM_ZIPF_S)
+    per = max(64 << 20, 2 * S * (64 << 20) // wl.STREAM_LISTENERS)
+    unit = 64 << 10
+    exts = [[o // unit + j for o, n in
+             wl.listener_reads(files, weights, i, per)
+             for j in range((n + unit - 1) // unit)]
+            for i in range(wl.STREAM_LISTENERS)]
+    pos = [0] * len(exts)
+    p = Policy(512, **rules)
+
+    def reader(i):
+        def src():
+            pos[i] += 1
+            return exts[i][pos[i] - 1]
+        return src
+    secs = 2 * S
+    hits, tot = run_closed(p, [reader(i) for i in range(len(exts))], secs)
+    read = {}
+    for i, x in enumerate(exts):
+        for e in x[:pos[i]]:
+            read[(e * unit, unit)] = read.get((e * unit, unit), 0) + 1
+    oracle = wl.bl.file_oracle(read, files, 32 << 20)["oracle"]
+    steady = ratio(hits, tot, 2 * secs // 3, secs)
+    return {"steady_ssd_share": steady, "files_oracle": oracle,
+            "steady_over_oracle": steady / oracle if oracle else None,
+            "evictions": p.evictions}
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("workload", choices=("moving", "zipf", "streaming"))
+    ap.add_argument("--seconds", type=int, help="S (moving, streaming: "
+                    "30; zipf: 150, its whole run)")
+    ap.add_argument("--rate-grace", type=float, default=None)
+    ap.add_argument("--cut-bar", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    S = a.seconds or (150 if a.workload == "zipf" else 30)
+    fig = {"moving": moving, "zipf": zipf, "streaming": streaming}[
+        a.workload](S, rate_grace=a.rate_grace, cut_bar=a.cut_bar)
+    out = {"workload": a.workload, "seconds": S,
+           "rules": {"rate_grace": a.rate_grace, "cut_bar": a.cut_bar},
+           "figures": fig}
+    if a.json:
+        print(json.dumps(out, indent=1))
+    else:
+        print(f"{a.workload} S={S} rate_grace={a.rate_grace} "
+              f"cut_bar={a.cut_bar}: " +
+              ", ".join(f"{k} {round(v, 3) if isinstance(v, float) else v}"
+                        for k, v in fig.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

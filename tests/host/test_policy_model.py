@@ -1,0 +1,63 @@
+"""The policy model (tests/bench/policy_model.py): its rules on a few
+replicas, and on the moving workload the effect the closing notes cite."""
+
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
+import policy_model as pm  # noqa: E402
+
+# A heat whose rate, heat x ln2 / half-life, is one read a second.
+ONE_A_SECOND = pm.HALFLIFE_S / math.log(2)
+
+
+def full_ssd(rate_grace=None, cut_bar=False):
+    """Two slots: extent 1 read at one read a second, last at t = 0;
+    extent 2 with a heat of 40 reads, last read at t = 0."""
+    p = pm.Policy(2, rate_grace=rate_grace, cut_bar=cut_bar)
+    p.res[1] = [ONE_A_SECOND, 0, 0, 0.0, ONE_A_SECOND]
+    p.res[2] = [40.0, 0, 0, 0.0, 40.0]
+    return p
+
+
+def test_worth_follows_the_epoch_rule_without_the_rate_rule():
+    p = full_ssd()
+    r = p.res[2]
+    p.now = 100.0
+    # Read in epoch 0: full worth in epochs 0 and 1, then quartered.
+    assert p.worth(r, 1) == pm.decay(40.0, 1)
+    assert p.worth(r, 3) == pm.decay(40.0, 3) * 0.25 ** 2
+
+
+def test_rate_rule_halves_worth_per_read_missed_past_the_grace():
+    p = full_ssd(rate_grace=6)
+    r = p.res[1]
+    p.now = 6.0                     # 6 reads missed: no cut yet
+    assert abs(p.rate_factor(r) - 1.0) < 1e-9
+    p.now = 8.0                     # 2 past the grace: a quarter
+    assert abs(p.rate_factor(r) - 0.25) < 1e-9
+    assert abs(p.worth(r, 0) - ONE_A_SECOND / 4) < 1e-6
+    # Extent 2 reads 0.46 a second: after 8 s it missed 3.7, no cut.
+    assert p.rate_factor(p.res[2]) == 1.0
+
+
+def test_cut_bar_takes_a_candidate_at_half_the_threshold():
+    for cut_bar, copied in ((False, False), (True, True)):
+        p = full_ssd(rate_grace=6, cut_bar=cut_bar)
+        p.now = 20.0                # extent 1 missed 20 reads: cut
+        assert p.read(9, 1) is False        # one read: under any bar
+        assert p.read(9, 1) == (9 if cut_bar else False)
+        assert p.decide(9, 1) is copied
+        assert (1 in p.res) is not copied
+        assert 2 in p.res
+
+
+def test_moving_adapts_sooner_with_the_rate_rule():
+    base = pm.moving(90)
+    rate = pm.moving(90, rate_grace=6, cut_bar=True)
+    # Phase A is the same; phase B climbs sooner, to no lower a ratio.
+    assert abs(base["steady_a"] - rate["steady_a"]) < 0.01
+    assert rate["steady_b"] >= base["steady_b"] - 0.01
+    assert rate["time_to_90_b_s"] < base["time_to_90_b_s"]
+    assert rate["b_per_15s"][1] > 2 * base["b_per_15s"][1]
