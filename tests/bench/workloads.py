@@ -520,10 +520,9 @@ def wl_streaming(r):
                 timed += offset_log_reads(f.read().splitlines())
         for x in glob.glob(lat + "*"):     # fio's clat and slat logs too
             os.unlink(x)
-        if rec.get("at_end") is not None:
-            rec["resident_files"] = {str(k): v for k, v
-                                     in rec.pop("at_end").items()}
-        rec.pop("at_end", None)
+        held = rec.pop("at_end")
+        if held is not None:
+            rec["resident_files"] = {str(k): v for k, v in held.items()}
         # The reads each listener replayed: the first ios of its stream.
         ext = collections.Counter()
         jobs_fig = rec["phases"][0]["jobs"]
