@@ -53,6 +53,9 @@ import os
 import random
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import workloads as wl  # noqa: E402  (the bench's workload definitions)
+
 HALFLIFE_S = 60.0
 EPOCH_S = HALFLIFE_S / 4
 THRESHOLD = 4.0
@@ -228,7 +231,11 @@ def ratio(hits, tot, a, b):
     return sum(hits[a:b]) / n if n else 0.0
 
 
-def zoned(zones, nblocks, rng):
+def zoned(spec, nblocks, rng):
+    """A draw of fio's random_distribution=zoned:<pct>/<size pct>:...
+    over nblocks."""
+    zones = [tuple(int(x) for x in z.split("/"))
+             for z in spec.split(":", 1)[1].split(":")]
     cum, start, acc = [], 0, 0.0
     for pct, size_pct in zones:
         n = nblocks * size_pct // 100
@@ -248,8 +255,8 @@ def zoned(zones, nblocks, rng):
 def moving(S, **rules):
     rng = random.Random(1)
     nb = 256 << 8                               # 256 MiB of 4 KiB blocks
-    a = zoned([(60, 10), (30, 20), (10, 70)], nb, rng)
-    b = zoned([(10, 70), (60, 10), (30, 20)], nb, rng)
+    a = zoned(wl.ZONED_A, nb, rng)
+    b = zoned(wl.ZONED_B, nb, rng)
     p = Policy(512, **rules)
 
     def src():
@@ -283,8 +290,6 @@ def zipf(S, **rules):
 
 
 def streaming(S, **rules):
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import workloads as wl
     files = wl.stream_files(256 << 20)
     weights = wl.zipf_weights(len(files), wl.STREAM_ZIPF_S)
     per = max(64 << 20, 2 * S * (64 << 20) // wl.STREAM_LISTENERS)
