@@ -9,7 +9,7 @@ quartered*: phase B 61.5% and 57 s to 90% modelled, 61.1% and 57 s
 measured).
 
   policy_model.py moving|zipf|streaming [--seconds S] [--rate-grace G]
-                  [--cut-bar] [--json]
+                  [--cut-bar] [--tracked X] [--json]
 
 The model:
 - Devices: an HDD serving one request at a time in 4 ms and an SSD
@@ -24,8 +24,9 @@ The model:
   replica's worth by promote_threshold.
 - Worth: a replica's heat, quartered for every epoch past one grace epoch
   that it goes unread.
-- The heat table: max_tracked = the SSD's slots, 16-way sets; a full set
-  drops its entry of least worth (quartered per epoch unread, no grace).
+- The heat table: max_tracked = the SSD's slots (the table's default;
+  --tracked X makes it X times that), 16-way sets; a full set drops its
+  entry of least worth (quartered per epoch unread, no grace).
 
 Two rules the kernel does not have yet, to model the next change:
 - --rate-grace G: a replica's read rate at its last read is taken as
@@ -112,10 +113,10 @@ class Policy:
     """Replicas (extent -> [heat, epoch, last read epoch, last read time,
     heat at the last read]), the copies pending, and the heat table."""
 
-    def __init__(self, slots, rate_grace=None, cut_bar=False):
+    def __init__(self, slots, rate_grace=None, cut_bar=False, tracked=1.0):
         self.slots, self.rate_grace, self.cut_bar = slots, rate_grace, cut_bar
         self.res, self.pending = {}, set()
-        self.table = HeatTable(slots)
+        self.table = HeatTable(max(WAYS, int(slots * tracked)))
         self.now = 0.0
         self.evictions = 0
         self._cut_at, self._cut = -1.0, False
@@ -326,19 +327,23 @@ def main(argv):
                     "30; zipf: 150, its whole run)")
     ap.add_argument("--rate-grace", type=float, default=None)
     ap.add_argument("--cut-bar", action="store_true")
+    ap.add_argument("--tracked", type=float, default=1.0,
+                    help="heat-table entries per SSD slot (default 1)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     S = a.seconds or (150 if a.workload == "zipf" else 30)
     fig = {"moving": moving, "zipf": zipf, "streaming": streaming}[
-        a.workload](S, rate_grace=a.rate_grace, cut_bar=a.cut_bar)
+        a.workload](S, rate_grace=a.rate_grace, cut_bar=a.cut_bar,
+                    tracked=a.tracked)
     out = {"workload": a.workload, "seconds": S,
-           "rules": {"rate_grace": a.rate_grace, "cut_bar": a.cut_bar},
+           "rules": {"rate_grace": a.rate_grace, "cut_bar": a.cut_bar,
+                     "tracked": a.tracked},
            "figures": fig}
     if a.json:
         print(json.dumps(out, indent=1))
     else:
         print(f"{a.workload} S={S} rate_grace={a.rate_grace} "
-              f"cut_bar={a.cut_bar}: " +
+              f"cut_bar={a.cut_bar} tracked={a.tracked}: " +
               ", ".join(f"{k} {round(v, 3) if isinstance(v, float) else v}"
                         for k, v in fig.items()))
     return 0

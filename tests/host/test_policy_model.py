@@ -61,3 +61,16 @@ def test_moving_adapts_sooner_with_the_rate_rule():
     assert rate["steady_b"] >= base["steady_b"] - 0.01
     assert rate["time_to_90_b_s"] < base["time_to_90_b_s"]
     assert rate["b_per_15s"][1] > 2 * base["b_per_15s"][1]
+
+
+def test_tracked_sizes_the_heat_table_in_slots():
+    assert pm.Policy(512).table.nsets == 512 // pm.WAYS
+    assert pm.Policy(512, tracked=4).table.nsets == 4 * 512 // pm.WAYS
+    # Never below one set.
+    assert pm.Policy(4, tracked=0.5).table.nsets == 1
+    base = pm.moving(90)
+    big = pm.moving(90, tracked=2)
+    # A table twice the SSD's slots keeps the new hot set's heat through
+    # the move: phase B climbs sooner.
+    assert big["time_to_90_b_s"] < base["time_to_90_b_s"]
+    assert big["b_per_15s"][2] > base["b_per_15s"][2] + 0.05
