@@ -9,7 +9,7 @@ quartered*: phase B 61.5% and 57 s to 90% modelled, 61.1% and 57 s
 measured).
 
   policy_model.py moving|zipf|streaming [--seconds S] [--rate-grace G]
-                  [--cut-bar] [--tracked X] [--json]
+                  [--cut-bar] [--tracked X] [--table-hand] [--json]
 
 The model:
 - Devices: an HDD serving one request at a time in 4 ms and an SSD
@@ -26,7 +26,9 @@ The model:
   that it goes unread.
 - The heat table: max_tracked = the SSD's slots (the table's default;
   --tracked X makes it X times that), 16-way sets; a full set drops its
-  entry of least worth (quartered per epoch unread, no grace).
+  entry of least worth (quartered per epoch unread, no grace), of equal
+  worth the one in the first way, as the kernel does (--table-hand: the
+  ties in the order their ways were taken, a rule tried and not kept).
 
 Two rules the kernel does not have yet, to model the next change:
 - --rate-grace G: a replica's read rate at its last read is taken as
@@ -72,51 +74,83 @@ def decay(heat, epochs):
 
 
 class HeatTable:
-    """The bounded heat table: sets of WAYS entries [heat, epoch, last
-    read epoch]; a full set drops its entry of least worth."""
+    """The bounded heat table: sets of WAYS ways, each [extent, heat,
+    epoch, last read epoch] or None. A full set gives the way worth least
+    to a new extent, the first of equal worth from the first way, as the
+    kernel does; with hand, the search starts at the set's hand, which
+    then moves past the way taken, so that ways of equal worth go in the
+    order they were taken."""
 
-    def __init__(self, capacity):
+    def __init__(self, capacity, hand=False):
+        self.moves = hand
         self.nsets = max(1, capacity // WAYS)
-        self.sets = [dict() for _ in range(self.nsets)]
+        self.ways = [[None] * WAYS for _ in range(self.nsets)]
+        self.where = [dict() for _ in range(self.nsets)]  # extent -> way
+        self.hand = [0] * self.nsets
 
     def _set(self, ext):
-        return self.sets[(ext * 2654435761 >> 7) % self.nsets]
+        return (ext * 2654435761 >> 7) % self.nsets
 
     def get(self, ext, epoch):
-        e = self._set(ext).get(ext)
-        return (e[0], e[1]) if e else (0.0, epoch)
+        n = self._set(ext)
+        w = self.where[n].get(ext)
+        return (self.ways[n][w][1], self.ways[n][w][2]) if w is not None \
+            else (0.0, epoch)
 
     @staticmethod
     def worth(entry, epoch):
-        heat, e, last = entry
+        _, heat, e, last = entry
         return decay(heat, epoch - e) * 0.25 ** max(0, epoch - last)
+
+    def _victim(self, n, epoch, busy):
+        best, least = None, None
+        for i in range(WAYS):
+            w = (self.hand[n] + i) % WAYS
+            e = self.ways[n][w]
+            if e is None:
+                return w
+            if e[0] in busy:
+                continue
+            worth = self.worth(e, epoch)
+            if least is None or worth < least:
+                best, least = w, worth
+        return best
 
     def put(self, ext, heat, epoch, busy):
         """Sets ext's heat (a read now); False if its set is full of
         extents being copied."""
-        s = self._set(ext)
-        if ext not in s and len(s) >= WAYS:
-            cands = [(self.worth(v, epoch), x) for x, v in s.items()
-                     if x not in busy]
-            if not cands:
+        n = self._set(ext)
+        w = self.where[n].get(ext)
+        if w is None:
+            w = self._victim(n, epoch, busy)
+            if w is None:
                 return False
-            del s[min(cands)[1]]
-        s[ext] = [heat, epoch, epoch]
+            if self.ways[n][w] is not None:
+                del self.where[n][self.ways[n][w][0]]
+            self.where[n][ext] = w
+            if self.moves:
+                self.hand[n] = (w + 1) % WAYS
+        self.ways[n][w] = [ext, heat, epoch, epoch]
         return True
 
     def pop(self, ext, epoch):
-        e = self._set(ext).pop(ext, None)
-        return (e[0], e[1]) if e else (0.0, epoch)
+        n = self._set(ext)
+        w = self.where[n].pop(ext, None)
+        if w is None:
+            return (0.0, epoch)
+        e, self.ways[n][w] = self.ways[n][w], None
+        return (e[1], e[2])
 
 
 class Policy:
     """Replicas (extent -> [heat, epoch, last read epoch, last read time,
     heat at the last read]), the copies pending, and the heat table."""
 
-    def __init__(self, slots, rate_grace=None, cut_bar=False, tracked=1.0):
+    def __init__(self, slots, rate_grace=None, cut_bar=False, tracked=1.0,
+                 table_hand=False):
         self.slots, self.rate_grace, self.cut_bar = slots, rate_grace, cut_bar
         self.res, self.pending = {}, set()
-        self.table = HeatTable(max(WAYS, int(slots * tracked)))
+        self.table = HeatTable(max(WAYS, int(slots * tracked)), table_hand)
         self.now = 0.0
         self.evictions = 0
         self._cut_at, self._cut = -1.0, False
@@ -329,21 +363,24 @@ def main(argv):
     ap.add_argument("--cut-bar", action="store_true")
     ap.add_argument("--tracked", type=float, default=1.0,
                     help="heat-table entries per SSD slot (default 1)")
+    ap.add_argument("--table-hand", action="store_true",
+                    help="heat-table ties go in the order taken")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     S = a.seconds or (150 if a.workload == "zipf" else 30)
     fig = {"moving": moving, "zipf": zipf, "streaming": streaming}[
         a.workload](S, rate_grace=a.rate_grace, cut_bar=a.cut_bar,
-                    tracked=a.tracked)
+                    tracked=a.tracked, table_hand=a.table_hand)
     out = {"workload": a.workload, "seconds": S,
            "rules": {"rate_grace": a.rate_grace, "cut_bar": a.cut_bar,
-                     "tracked": a.tracked},
+                     "tracked": a.tracked, "table_hand": a.table_hand},
            "figures": fig}
     if a.json:
         print(json.dumps(out, indent=1))
     else:
         print(f"{a.workload} S={S} rate_grace={a.rate_grace} "
-              f"cut_bar={a.cut_bar} tracked={a.tracked}: " +
+              f"cut_bar={a.cut_bar} tracked={a.tracked} "
+              f"table_hand={a.table_hand}: " +
               ", ".join(f"{k} {round(v, 3) if isinstance(v, float) else v}"
                         for k, v in fig.items()))
     return 0

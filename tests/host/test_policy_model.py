@@ -74,3 +74,31 @@ def test_tracked_sizes_the_heat_table_in_slots():
     # the move: phase B climbs sooner.
     assert big["time_to_90_b_s"] < base["time_to_90_b_s"]
     assert big["b_per_15s"][2] > base["b_per_15s"][2] + 0.05
+
+
+def test_heat_table_ties_take_the_first_way_or_go_in_order_with_a_hand():
+    # One set of 16 extents read once. As the kernel does, a new one takes
+    # the first way of the least worth: the newest goes first.
+    t = pm.HeatTable(pm.WAYS)
+    for x in range(pm.WAYS):
+        assert t.put(x, 1.0, 0, set())
+    assert t.put(100, 1.0, 0, set()) and t.get(0, 0) == (0.0, 0)
+    assert t.put(101, 1.0, 0, set()) and t.get(100, 0) == (0.0, 0)
+    assert all(t.get(y, 0)[0] == 1.0 for y in range(1, pm.WAYS))
+    # With a hand, each new one pushes out the oldest, never a new one.
+    t = pm.HeatTable(pm.WAYS, hand=True)
+    for x in range(pm.WAYS):
+        assert t.put(x, 1.0, 0, set())
+    for x in range(pm.WAYS):
+        assert t.put(100 + x, 1.0, 0, set())
+        assert t.get(x, 0) == (0.0, 0)
+        assert all(t.get(y, 0)[0] == 1.0 for y in range(x + 1, pm.WAYS))
+        assert all(t.get(y, 0)[0] == 1.0 for y in range(100, 101 + x))
+    # Worth first, whatever the hand: one read an epoch ago goes.
+    for x in range(100, 100 + pm.WAYS):
+        if x != 101:
+            t.put(x, 2.0, 1, set())
+    assert t.put(200, 1.0, 1, set())
+    assert t.get(101, 1) == (0.0, 1) and t.get(200, 1)[0] == 1.0
+    # A set whose ways are all busy takes nothing.
+    assert not t.put(300, 1.0, 1, set(range(100, 201)))
