@@ -429,7 +429,10 @@ static void map_levels_move_down_with_each_half_life(struct kunit *test)
  * Worth: a replica read every epoch is worth its heat; one left unread is
  * worth a quarter as much again for every epoch past the first, and the
  * refresh moves it down the levels to its worth, so the victim search
- * finds it before a colder replica that is still read.
+ * finds it before a colder replica that is still read. The idle replica
+ * was read 8 times in its half-life, 1.4 an epoch: the rate rule says it
+ * missed 2 reads in the two whole epochs since, within its grace, so this
+ * is the epoch rule alone.
  */
 static void map_idle_replica_is_worth_less(struct kunit *test)
 {
@@ -438,44 +441,153 @@ static void map_idle_replica_is_worth_less(struct kunit *test)
 	u64 extent;
 	int i;
 
-	idle = install(r, 1, 64, false);	/* band 7 */
+	idle = install(r, 1, 8, false);		/* band 4 */
 	busy = install(r, 2, 16, false);	/* band 5 */
 	KUNIT_EXPECT_EQ(test, hottier_mslot_worth(hottier_mslot(&r->map, idle),
 						  epoch(r)),
-			64 * HOTTIER_HEAT_ONE);
-	for (i = 0; i < 4; i++) {
+			8 * HOTTIER_HEAT_ONE);
+	for (i = 0; i < 3; i++) {
 		hottier_policy_tick(&r->p);
 		reads(r, 2, 2);
 	}
 	/*
-	 * Four epochs: heat 64 halved once (a half-life), worth quartered
-	 * three times more: half a read.
+	 * Three epochs: heat 8 x 2^-3/4 (4.8 reads), worth quartered twice
+	 * more: 0.3 reads, in sixteenths 4.
 	 */
 	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map, idle),
 						 epoch(r)),
-			32 * HOTTIER_HEAT_ONE);
+			hottier_heat_decay(8 * HOTTIER_HEAT_ONE, 3));
 	KUNIT_EXPECT_EQ(test, hottier_mslot_worth(hottier_mslot(&r->map, idle),
 						  epoch(r)),
-			HOTTIER_HEAT_ONE / 2);
+			hottier_heat_decay(8 * HOTTIER_HEAT_ONE, 3) >>
+			(2 * HOTTIER_HEAT_IDLE_SHIFT));
+	KUNIT_EXPECT_EQ(test, hottier_mslot_worth(hottier_mslot(&r->map, idle),
+						  epoch(r)), 4U);
+	KUNIT_EXPECT_FALSE(test, hottier_mslot_cut(hottier_mslot(&r->map, idle),
+						   epoch(r)));
 	KUNIT_EXPECT_EQ(test, hottier_mslot_worth(hottier_mslot(&r->map, busy),
 						  epoch(r)),
 			hottier_mslot_heat(hottier_mslot(&r->map, busy),
 					   epoch(r)));
-	/* 16 halved, and 8 reads since: band 4, the idle one's below it. */
+	/* 16 x 2^-3/4 and 6 reads since: band 4, the idle one's below it. */
 	KUNIT_EXPECT_GE(test, hottier_mslot_worth(hottier_mslot(&r->map, busy),
 						  epoch(r)),
 			8U * HOTTIER_HEAT_ONE);
 	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
 						 &extent, NULL), idle);
 	KUNIT_EXPECT_EQ(test, extent, 1ULL);
-	KUNIT_EXPECT_EQ(test, heat, HOTTIER_HEAT_ONE / 2);
-	/* Read again, it is worth its heat at once. */
-	rig_read(r, 1, false);
+	KUNIT_EXPECT_EQ(test, heat, 4U);
+	/*
+	 * Read again, 32 times: it is worth its heat at once (36.8 reads, in
+	 * the slot's quarter reads 36.75), a band above busy's.
+	 */
+	for (i = 0; i < 32; i++)
+		rig_read(r, 1, false);
 	KUNIT_EXPECT_EQ(test, hottier_mslot_worth(hottier_mslot(&r->map, idle),
 						  epoch(r)),
-			33 * HOTTIER_HEAT_ONE);
+			hottier_mslot_heat(hottier_mslot(&r->map, idle),
+					   epoch(r)));
+	KUNIT_EXPECT_EQ(test, hottier_mslot_worth(hottier_mslot(&r->map, idle),
+						  epoch(r)),
+			36 * HOTTIER_HEAT_ONE + HOTTIER_HEAT_ONE * 3 / 4);
+	KUNIT_EXPECT_LT(test, hottier_mslot_worth(hottier_mslot(&r->map, busy),
+						  epoch(r)),
+			16U * HOTTIER_HEAT_ONE);
 	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
 						 &extent, NULL), busy);
+}
+
+/*
+ * The rate rule: a replica read 64 times in its half-life (11 reads an
+ * epoch at that rate) that is not read for two epochs missed 11 reads in
+ * the whole epoch between: past the grace of 2, its worth halves 9 more
+ * times, to nothing, and it is cut. One read 8 times (1.4 an epoch)
+ * missed one read and keeps the epoch rule's worth. Epoch rule alone, the
+ * first would be worth 11 reads and the second 1.4; now the first goes
+ * first. The refresh counts the cut replica, an eviction of it or a
+ * victim worth a read takes the count down, a read revives it, and a
+ * pinned one is never counted.
+ */
+static void map_rate_rule_cuts_a_replica_whose_reads_stopped(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 8, 64);
+	struct hottier_mlock *lock;
+	unsigned long flags;
+	u32 hot, slow, heat;
+	u64 extent;
+
+	hot = install(r, 1, 64, false);
+	slow = install(r, 2, 8, false);
+	hottier_policy_tick(&r->p);
+	/* Unread for the grace epoch: both worth their heat, none cut. */
+	KUNIT_EXPECT_EQ(test, hottier_mslot_worth(hottier_mslot(&r->map, hot),
+						  epoch(r)),
+			hottier_mslot_heat(hottier_mslot(&r->map, hot),
+					   epoch(r)));
+	KUNIT_EXPECT_FALSE(test, hottier_mslot_cut(hottier_mslot(&r->map, hot),
+						   epoch(r)));
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 0U);
+	hottier_policy_tick(&r->p);
+	/* Heat 64 x 2^-1/2 = 45.3 reads, quartered, halved 9 times: 0.02. */
+	KUNIT_EXPECT_EQ(test, hottier_mslot_worth(hottier_mslot(&r->map, hot),
+						  epoch(r)),
+			0U);
+	KUNIT_EXPECT_TRUE(test, hottier_mslot_cut(hottier_mslot(&r->map, hot),
+						  epoch(r)));
+	/* Heat 8 x 2^-1/2 = 5.7 reads, quartered: 1.4 reads. */
+	KUNIT_EXPECT_GT(test, hottier_mslot_worth(hottier_mslot(&r->map, slow),
+						  epoch(r)),
+			HOTTIER_HEAT_ONE);
+	KUNIT_EXPECT_FALSE(test, hottier_mslot_cut(hottier_mslot(&r->map, slow),
+						   epoch(r)));
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 1U);
+	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
+						 &extent, NULL), hot);
+	KUNIT_EXPECT_EQ(test, extent, 1ULL);
+	KUNIT_EXPECT_LT(test, heat, HOTTIER_HEAT_ONE);
+	hottier_map_cut_gone(&r->map, false);
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 0U);
+	hottier_map_cut_gone(&r->map, false);
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 0U);
+	/* A read revives it: worth its heat, not cut, not counted. */
+	rig_read(r, 1, false);
+	KUNIT_EXPECT_FALSE(test, hottier_mslot_cut(hottier_mslot(&r->map, hot),
+						   epoch(r)));
+	KUNIT_EXPECT_GT(test, hottier_mslot_worth(hottier_mslot(&r->map, hot),
+						  epoch(r)),
+			45U * HOTTIER_HEAT_ONE);
+	hottier_policy_tick(&r->p);
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 0U);
+	hottier_policy_tick(&r->p);
+	hottier_policy_tick(&r->p);
+	KUNIT_EXPECT_TRUE(test, hottier_mslot_cut(hottier_mslot(&r->map, hot),
+						  epoch(r)));
+	KUNIT_EXPECT_FALSE(test, hottier_mslot_cut(hottier_mslot(&r->map, slow),
+						   epoch(r)));
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 1U);
+	hottier_map_cut_gone(&r->map, true);
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 0U);
+	/*
+	 * Pinned replicas are never victims, so never counted as cut. The
+	 * slow one has now missed 6 of its reads (1.4 an epoch, 5 whole
+	 * epochs): it is cut, and counted alone.
+	 */
+	lock = hottier_map_lock(&r->map, 1, &flags);
+	__hottier_map_set_pinned(&r->map, hot, true);
+	hottier_map_unlock(lock, flags);
+	hottier_policy_tick(&r->p);
+	KUNIT_EXPECT_TRUE(test, hottier_mslot_cut(hottier_mslot(&r->map, hot),
+						  epoch(r)));
+	KUNIT_EXPECT_TRUE(test, hottier_mslot_cut(hottier_mslot(&r->map, slow),
+						  epoch(r)));
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 1U);
+	hottier_map_cut_gone(&r->map, false);
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 0U);
+	lock = hottier_map_lock(&r->map, 1, &flags);
+	__hottier_map_set_pinned(&r->map, hot, false);
+	hottier_map_unlock(lock, flags);
+	hottier_policy_tick(&r->p);
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 2U);
 }
 
 /*
@@ -977,7 +1089,7 @@ static void reads_round(struct rig *r, u64 first, u64 n, unsigned int per)
 /*
  * A new hot set, @first..@first + @n - 1, read twice an epoch: the epoch
  * at which all of it has a replica (0: not in 12 epochs), and in
- * *@early the evictions by the end of the second.
+ * *@early the evictions by the end of the first.
  */
 static unsigned int epochs_to_take(struct rig *r, u64 first, u64 n,
 				   u64 *early)
@@ -990,7 +1102,7 @@ static unsigned int epochs_to_take(struct rig *r, u64 first, u64 n,
 		hottier_policy_tick(&r->p);
 		reads_round(r, first, n, 2);
 		rig_work(r);
-		if (ep == 2)
+		if (ep == 1)
 			*early = r->evictions;
 		for (e = first; e < first + n && resident(r, e) != HOTTIER_NIL;
 		     e++)
@@ -1004,8 +1116,8 @@ static unsigned int epochs_to_take(struct rig *r, u64 first, u64 n,
 /*
  * Set A (0-7) takes the 8 slots of a rig with @tracked heat entries, then
  * @warm extents (200 on) are read 10 times each and no more, then set B
- * (100-107) is read twice an epoch: B holds every slot at the fourth epoch,
- * none of it evicted in the first two, and A has none left.
+ * (100-107) is read twice an epoch: B holds every slot at the second
+ * epoch, none of it evicted in the first, and A has none left.
  */
 static void moved_hot_set(struct kunit *test, u64 tracked, u64 warm)
 {
@@ -1018,7 +1130,7 @@ static void moved_hot_set(struct kunit *test, u64 tracked, u64 warm)
 	reads_round(r, 200, warm, 10);
 	rig_work(r);
 	KUNIT_ASSERT_EQ(test, r->promotions, 8ULL);
-	KUNIT_EXPECT_EQ(test, epochs_to_take(r, 100, 8, &early), 4U);
+	KUNIT_EXPECT_EQ(test, epochs_to_take(r, 100, 8, &early), 2U);
 	KUNIT_EXPECT_EQ(test, early, 0ULL);
 	KUNIT_EXPECT_EQ(test, r->evictions, 8ULL);
 	for (e = 0; e < 8; e++)
@@ -1030,10 +1142,13 @@ static void moved_hot_set(struct kunit *test, u64 tracked, u64 warm)
  * longer read and set B is, twice an epoch. B's heat builds slowly and
  * A's decays slowly (a half-life is four epochs): on heat alone, B would
  * need 11 epochs to lead A by the threshold. A's worth is quartered for
- * every epoch past the first it goes unread, so B takes the SSD at the
- * fourth (B's 6.3 reads against A's 0.3 and the threshold; at the third,
- * 5.2 fell short of A's 1.5 and the threshold), and nothing in the first
- * two.
+ * every epoch past the first it goes unread (the epoch rule alone: B
+ * takes the SSD at the fourth, 6.3 reads against A's 0.3 and the
+ * threshold). A was read 40 times in an epoch, a rate of 6.9 reads an
+ * epoch by its heat: at the second, the rate rule says it missed 6 reads
+ * in the whole epoch since, 4 past the grace, and cuts its worth of 6.5
+ * reads to 0.4, so B's 3.7 reads need only the free-slot bar (2). At the
+ * first, A is in its grace epoch and keeps its heat: no eviction.
  */
 static void loop_moved_hot_set_takes_over(struct kunit *test)
 {
@@ -1046,8 +1161,8 @@ static void loop_moved_hot_set_takes_over(struct kunit *test)
  * entries recycled by heat, the new set would enter at one read each and
  * recycle one another while the warm heat decays, and take no slot in 12
  * epochs; an entry unread for an epoch is worth a quarter of its heat, so
- * the new set holds its ways from the second epoch and takes the SSD at
- * the fourth, as without the warm set.
+ * the new set holds its ways from the second epoch and takes the SSD then,
+ * as without the warm set.
  */
 static void loop_moved_hot_set_takes_the_table(struct kunit *test)
 {
@@ -1159,6 +1274,7 @@ static struct kunit_case hottier_map_cases[] = {
 	KUNIT_CASE(map_victim_is_coldest_and_follows_hits),
 	KUNIT_CASE(map_levels_move_down_with_each_half_life),
 	KUNIT_CASE(map_idle_replica_is_worth_less),
+	KUNIT_CASE(map_rate_rule_cuts_a_replica_whose_reads_stopped),
 	KUNIT_CASE(map_idle_replica_heat_never_wraps),
 	KUNIT_CASE(map_record_holds_40_bit_extents),
 	KUNIT_CASE(map_levels_ring_keeps_every_slot),

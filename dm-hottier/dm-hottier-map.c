@@ -323,6 +323,7 @@ int hottier_map_init(struct hottier_map *m, u32 nr_slots)
 		free_push(m, i);
 	}
 	atomic_set(&m->resident, 0);
+	atomic_set(&m->nr_cut, 0);
 	return 0;
 nomem:
 	hottier_map_exit(m);
@@ -607,10 +608,31 @@ u32 hottier_mslot_heat(const struct hottier_mslot *s, u16 epoch)
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_mslot_heat);
 
 /*
+ * The rate rule's shift for a slot @idle epochs after its last read: the
+ * reads its rate then (heat x ln2 / half-life, ln2 as 709 / 1024) says it
+ * missed over the idle - 1 whole epochs since, past HOTTIER_RATE_GRACE.
+ * The slot's heat is as of its last read until the refresh brings it up
+ * (HOTTIER_IDLE_MAX epochs on), when its worth is nothing anyway. At most
+ * 16380 x 709 x 30, within a u32.
+ */
+static u32 meta_rate_shift(u32 meta, u32 idle)
+{
+	u32 last = FIELD_GET(HOTTIER_MS_HEAT, meta) << HOTTIER_SLOT_HEAT_SHIFT;
+	u32 missed;
+
+	if (idle < 2)
+		return 0;
+	missed = last * 709 * (idle - 1) /
+		 (1024 * HOTTIER_HEAT_ONE * HOTTIER_EPOCHS_PER_HALFLIFE);
+	return missed > HOTTIER_RATE_GRACE ? missed - HOTTIER_RATE_GRACE : 0;
+}
+
+/*
  * What a resident slot is worth keeping at @epoch: its heat, quartered
  * for every epoch past HOTTIER_IDLE_GRACE since its last read (the rule of
- * the heat table's entries, after a grace: a replica cost a copy). The
- * victim levels file it by its worth, and a candidate must beat its worth.
+ * the heat table's entries, after a grace: a replica cost a copy), and
+ * halved for every read the rate rule says it missed. The victim levels
+ * file it by its worth, and a candidate must beat its worth.
  */
 static u32 meta_worth(u32 meta, u32 idle)
 {
@@ -618,8 +640,20 @@ static u32 meta_worth(u32 meta, u32 idle)
 
 	if (idle <= HOTTIER_IDLE_GRACE)
 		return heat;
-	shift = (idle - HOTTIER_IDLE_GRACE) * HOTTIER_HEAT_IDLE_SHIFT;
+	shift = (idle - HOTTIER_IDLE_GRACE) * HOTTIER_HEAT_IDLE_SHIFT +
+		meta_rate_shift(meta, idle);
 	return shift < 32 ? heat >> shift : 0;
+}
+
+/*
+ * Cut: the rate rule took the slot's worth down HOTTIER_RATE_CUT_SHIFT
+ * halvings or more, and below a read. A replica whose reads stopped that
+ * abruptly gives its slot to a candidate at the free-slot bar.
+ */
+static bool meta_cut(u32 meta, u32 idle)
+{
+	return meta_rate_shift(meta, idle) >= HOTTIER_RATE_CUT_SHIFT &&
+	       meta_worth(meta, idle) < HOTTIER_HEAT_ONE;
 }
 
 u32 hottier_mslot_worth(const struct hottier_mslot *s, u16 epoch)
@@ -629,6 +663,15 @@ u32 hottier_mslot_worth(const struct hottier_mslot *s, u16 epoch)
 	return meta_worth(meta, meta_idle(meta, epoch));
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_mslot_worth);
+
+/* Whether the rate rule cut a resident slot at @epoch (a hint unlocked). */
+bool hottier_mslot_cut(const struct hottier_mslot *s, u16 epoch)
+{
+	u32 meta = READ_ONCE(s->meta);
+
+	return meta_cut(meta, meta_idle(meta, epoch));
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_mslot_cut);
 
 /* A read of the replica in @slot: one more read of heat. */
 u32 __hottier_map_hit(struct hottier_map *m, u32 slot, u16 epoch)
@@ -695,6 +738,26 @@ u32 hottier_map_nr_free(struct hottier_map *m)
 	return READ_ONCE(m->nr_free);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_nr_free);
+
+/* Cut replicas left: while there are, the bar is the free-slot bar. */
+u32 hottier_map_nr_cut(struct hottier_map *m)
+{
+	return atomic_read(&m->nr_cut);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_nr_cut);
+
+/*
+ * A cut replica was evicted; or (@none_left) the victim search found a
+ * replica worth a read or more at the bottom, so no cut one is left.
+ */
+void hottier_map_cut_gone(struct hottier_map *m, bool none_left)
+{
+	if (none_left)
+		atomic_set(&m->nr_cut, 0);
+	else
+		atomic_dec_if_positive(&m->nr_cut);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_cut_gone);
 
 /* A RESERVED slot starts a copy of @extent: in the index, COPYING. */
 void __hottier_map_insert(struct hottier_map *m, u32 slot, u64 extent)
@@ -909,11 +972,12 @@ static void refile(struct hottier_map *m, u32 slot, u16 epoch)
  * One epoch's refresh, of every slot. A replica unread past
  * HOTTIER_IDLE_GRACE epochs moves down to the level of its worth; one
  * HOTTIER_IDLE_MAX or more behind gets that epoch, with its heat as of it
- * (so it still counts as that idle). May sleep.
+ * (so it still counts as that idle). The unpinned replicas the rate rule
+ * cut are counted. May sleep.
  */
 void hottier_map_refresh(struct hottier_map *m, u16 epoch)
 {
-	u32 slot, meta, idle;
+	u32 slot, meta, idle, cut = 0;
 	u16 behind = epoch - HOTTIER_IDLE_MAX;
 	struct hottier_mlock *lock;
 	struct hottier_mslot *s;
@@ -928,6 +992,9 @@ void hottier_map_refresh(struct hottier_map *m, u16 epoch)
 		if (FIELD_GET(HOTTIER_MS_STATE, meta) != HOTTIER_S_RESIDENT)
 			continue;
 		idle = meta_idle(meta, epoch);
+		if (!(FIELD_GET(HOTTIER_MS_FLAGS, meta) & HOTTIER_SF_PINNED) &&
+		    meta_cut(meta, idle))
+			cut++;
 		/*
 		 * One worth less than a read an epoch ago went to the lowest
 		 * level then, and stays there: no lock for it (a full SSD of
@@ -950,5 +1017,6 @@ void hottier_map_refresh(struct hottier_map *m, u16 epoch)
 				 behind);
 		hottier_map_unlock(lock, flags);
 	}
+	atomic_set(&m->nr_cut, cut);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_refresh);

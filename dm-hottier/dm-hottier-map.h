@@ -33,10 +33,12 @@
  * A slot's heat is 12 bits (quarter reads, up to 1023 reads) as of a
  * 5-bit epoch, the epoch of its last read. A replica is filed, and judged
  * as a victim, by its worth (hottier_mslot_worth()): its heat, quartered
- * for every epoch past the first that it went unread. Heat
- * remembers a half-life of reads, so a replica whose reads stopped would
- * hold its slot for several half-lives against extents read now; its
- * worth falls within a few epochs. Every epoch, hottier_map_refresh()
+ * for every epoch past the first that it went unread, and halved for every
+ * read past HOTTIER_RATE_GRACE that its own read rate says it missed (the
+ * rate rule, below). Heat remembers a half-life of reads, so a replica
+ * whose reads stopped would hold its slot for several half-lives against
+ * extents read now; its worth falls within a few epochs, and within two
+ * for a replica that was read often. Every epoch, hottier_map_refresh()
  * moves every idle replica down to the level of its worth (the victim
  * search would not look at it up there), and keeps its epoch at most
  * HOTTIER_IDLE_MAX epochs behind (its heat brought up to that epoch), so
@@ -85,6 +87,21 @@
  * entry's rule) for every epoch it goes unread.
  */
 #define HOTTIER_IDLE_GRACE		1
+/*
+ * The rate rule: a replica's read rate at its last read is taken as its
+ * heat then x ln2 / half-life, and the reads it missed as that rate over
+ * the whole epochs it has gone unread since the one of its last read (a
+ * lower bound: the epoch field is all the time a slot keeps). Past this
+ * many missed reads, its worth halves for every further one; at
+ * HOTTIER_RATE_CUT_SHIFT halvings (6 reads missed) and below a read, it
+ * is cut. A replica still read at its rate goes 3 of its reads unread
+ * with a chance of e^-3 (1 in 20), and 6 with e^-6 (1 in 400). One read
+ * once an epoch is cut only 8 epochs on, worth nothing by the epoch rule
+ * long before; one read twice a second that stops is worth nothing two
+ * epochs on.
+ */
+#define HOTTIER_RATE_GRACE		2
+#define HOTTIER_RATE_CUT_SHIFT		4
 #define HOTTIER_EPOCH_MASK		FIELD_MAX(HOTTIER_MS_EPOCH)
 
 enum hottier_slot_state {
@@ -164,6 +181,11 @@ struct hottier_map {
 	u32 nr_pinned;
 	atomic_t resident;
 	/*
+	 * Unpinned replicas the rate rule cut, as of the last refresh, less
+	 * those evicted since (a hint: a read revives one unseen).
+	 */
+	atomic_t nr_cut;
+	/*
 	 * The range index: a bit per group of 1 << rshift HDD extents that
 	 * has a slot (COPYING or RESIDENT). A group is one extent while the
 	 * HDD has at most HOTTIER_RANGE_BITS_PER_SLOT extents a slot; past
@@ -238,6 +260,7 @@ void __hottier_map_set_pinned(struct hottier_map *m, u32 slot, bool pinned);
 
 u32 hottier_mslot_heat(const struct hottier_mslot *s, u16 epoch);
 u32 hottier_mslot_worth(const struct hottier_mslot *s, u16 epoch);
+bool hottier_mslot_cut(const struct hottier_mslot *s, u16 epoch);
 
 static inline u64 hottier_mslot_extent(const struct hottier_mslot *s)
 {
@@ -277,5 +300,7 @@ u32 hottier_map_victim(struct hottier_map *m, u16 epoch, u32 *heat,
 void hottier_map_age(struct hottier_map *m);
 void hottier_map_refresh(struct hottier_map *m, u16 epoch);
 u32 hottier_map_nr_free(struct hottier_map *m);
+u32 hottier_map_nr_cut(struct hottier_map *m);
+void hottier_map_cut_gone(struct hottier_map *m, bool none_left);
 
 #endif /* DM_HOTTIER_MAP_H */

@@ -26,6 +26,7 @@ struct promote_case {
 
 #define NO_VICTIM	{ .found = false }
 #define VICTIM(h)	{ .found = true, .heat = (h) }
+#define CUT_VICTIM(h)	{ .found = true, .cut = true, .heat = (h) }
 
 static const struct promote_case promote_cases[] = {
 	{ "no heat", 0, false, THR, true, VICTIM(0), HOTTIER_PROMOTE_NONE },
@@ -37,6 +38,12 @@ static const struct promote_case promote_cases[] = {
 	  NO_VICTIM, HOTTIER_PROMOTE_FREE },
 	{ "half the threshold, cold victim", THR / 2, false, THR, false,
 	  VICTIM(0), HOTTIER_PROMOTE_NONE },
+	{ "half the threshold, victim the rate rule cut", THR / 2, false, THR,
+	  false, CUT_VICTIM(HOTTIER_HEAT_ONE - 1), HOTTIER_PROMOTE_EVICT },
+	{ "one below half the threshold, victim cut", THR / 2 - 1, false, THR,
+	  false, CUT_VICTIM(0), HOTTIER_PROMOTE_NONE },
+	{ "free slot preferred to a cut victim", THR / 2, false, THR, true,
+	  CUT_VICTIM(0), HOTTIER_PROMOTE_FREE },
 	{ "threshold of one read, free slot, no heat", HOTTIER_HEAT_ONE - 1,
 	  false, HOTTIER_HEAT_ONE, true, NO_VICTIM, HOTTIER_PROMOTE_NONE },
 	{ "threshold of one read, free slot, one read", HOTTIER_HEAT_ONE,

@@ -30,20 +30,25 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_bar);
  * free, only if it reached the threshold and its heat beats the victim's
  * worth by one more threshold (hysteresis: extents of equal heat never
  * swap). A replica's worth is its heat, less for each epoch it went
- * unread past the first (hottier_mslot_worth()). A pinned extent needs no
- * heat and evicts any unpinned replica.
+ * unread past the first and for each read its rate says it missed
+ * (hottier_mslot_worth()). A victim the rate rule cut is taken as a free
+ * slot is, at the free-slot bar. A pinned extent needs no heat and evicts
+ * any unpinned replica.
  */
 enum hottier_promote_action
 hottier_policy_promote(u32 heat, bool pinned, u32 threshold_heat,
 		       bool free_slot, const struct hottier_victim *victim)
 {
-	if (!pinned && heat < hottier_policy_bar(threshold_heat, free_slot))
+	bool cut = !free_slot && victim->found && victim->cut;
+
+	if (!pinned &&
+	    heat < hottier_policy_bar(threshold_heat, free_slot || cut))
 		return HOTTIER_PROMOTE_NONE;
 	if (free_slot)
 		return HOTTIER_PROMOTE_FREE;
 	if (!victim->found)
 		return HOTTIER_PROMOTE_NONE;
-	if (pinned || (u64)heat >= (u64)victim->heat + threshold_heat)
+	if (pinned || cut || (u64)heat >= (u64)victim->heat + threshold_heat)
 		return HOTTIER_PROMOTE_EVICT;
 	return HOTTIER_PROMOTE_NONE;
 }
@@ -159,12 +164,13 @@ void hottier_policy_tick(struct hottier_policy *p)
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_tick);
 
 /*
- * The bar for @threshold now: lower while the map has free slots (a
- * lockless hint).
+ * The bar for @threshold now: lower while the map has free slots or
+ * replicas the rate rule cut (lockless hints).
  */
 static u32 policy_bar(struct hottier_policy *p, u32 threshold)
 {
-	return hottier_policy_bar(threshold, hottier_map_nr_free(p->map) > 0);
+	return hottier_policy_bar(threshold, hottier_map_nr_free(p->map) > 0 ||
+				  hottier_map_nr_cut(p->map) > 0);
 }
 
 /*
@@ -447,6 +453,12 @@ int hottier_policy_next(struct hottier_policy *p, struct hottier_work *w)
 		vslot = hottier_map_victim(p->map, hottier_policy_epoch(p),
 					   &victim.heat, &vextent, &w->visits);
 		victim.found = vslot != HOTTIER_NIL;
+		victim.cut = victim.found &&
+			     hottier_mslot_cut(hottier_mslot(p->map, vslot),
+					       hottier_policy_epoch(p));
+		if (victim.found && !victim.cut &&
+		    victim.heat >= HOTTIER_HEAT_ONE)
+			hottier_map_cut_gone(p->map, true);
 		if (hottier_policy_promote(w->heat, w->pinned, threshold,
 					   false, &victim) !=
 		    HOTTIER_PROMOTE_EVICT ||
@@ -455,6 +467,8 @@ int hottier_policy_next(struct hottier_policy *p, struct hottier_work *w)
 			unclaim(p, w->extent);
 			continue;
 		}
+		if (victim.cut)
+			hottier_map_cut_gone(p->map, false);
 		w->slot = vslot;
 		w->evicted = true;
 		w->victim = vextent;

@@ -23,7 +23,8 @@ enum hottier_promote_action {
 /* What is known about the victim the map offers (hottier_map_victim()). */
 struct hottier_victim {
 	bool found;
-	u32 heat;
+	bool cut;	/* the rate rule cut it (hottier_mslot_cut()) */
+	u32 heat;	/* its worth */
 };
 
 u32 hottier_policy_bar(u32 threshold_heat, bool free_slot);

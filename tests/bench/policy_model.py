@@ -10,11 +10,16 @@ figures where both were measured (Documentation/bench-baseline.md,
 credits must still be measured (*A hand for the heat table's ties*).
 
   policy_model.py moving|zipf|streaming [--seconds S] [--rate-grace G]
-                  [--cut-bar] [--tracked X] [--table-hand] [--json]
+                  [--no-rate-rule] [--no-cut-bar] [--tracked X]
+                  [--table-hand] [--json]
 
 The model:
-- Devices: an HDD serving one request at a time in 4 ms and an SSD
-  answering in 100 us, behind 0.3 ms of CPU per request; moving and zipf
+- Devices: an HDD serving one request at a time in 5 ms and an SSD
+  answering in 100 us, behind 0.3 ms of CPU per request (the HDD's 5 ms
+  gives the read rates the kernel measured in the bench's guest: moving
+  492 and 363 reads/s in its phases against 523 and 385, zipf 1301
+  against 1400; 4 ms, used before the rate rule, gave 637, 518 and
+  1728, and a rule that counts reads missed depends on it); moving and zipf
   keep 16 reads in flight, streaming runs 8 listeners at depth 1. A copy
   is one more HDD service after the miss that asked for it; copies are not
   capped at max_migrations (the HDD's queue paces them).
@@ -24,20 +29,23 @@ The model:
   slots are free. With the SSD full, a candidate must beat the cheapest
   replica's worth by promote_threshold.
 - Worth: a replica's heat, quartered for every epoch past one grace epoch
-  that it goes unread.
+  that it goes unread, and the rate rule: its read rate at its last read
+  is taken as heat x ln2 / half-life (ln2 as the kernel's 709/1024); the
+  reads that rate missed over the whole epochs unread since the last
+  read's epoch, floored, past --rate-grace (2, the kernel's
+  HOTTIER_RATE_GRACE), halve its worth once each.
+- The cut bar: a victim the rate rule halved 4 times or more, to under
+  one read, is cut; a candidate needs only the free-slot bar to take its
+  slot, and while a cut replica is left (looked at 4 times a second; the
+  kernel counts them every epoch) that is the bar for candidates too.
 - The heat table: max_tracked = the SSD's slots (the table's default;
   --tracked X makes it X times that), 16-way sets; a full set drops its
   entry of least worth (quartered per epoch unread, no grace), of equal
   worth the one in the first way, as the kernel does (--table-hand: the
   ties in the order their ways were taken, a rule tried and not kept).
 
-Two rules the kernel does not have yet, to model the next change:
-- --rate-grace G: a replica's read rate at its last read is taken as
-  heat x ln2 / half-life; once it has missed more than G of the reads
-  that rate predicts, its worth halves for every further read missed (on
-  top of the epoch rule, so it never raises a worth).
-- --cut-bar: with a victim that rule cut below one read, a candidate
-  needs only the free-slot bar.
+--no-rate-rule models the kernel before the rate rule (the epoch rule
+alone); --no-cut-bar keeps the rate rule without the cut bar.
 
 The workloads are issue 14's (tests/bench/workloads.py) at the bench's
 sizes: moving (4k reads, zoned A then B, 256 MiB HDD, 32 MiB SSD of
@@ -63,9 +71,12 @@ import workloads as wl  # noqa: E402  (the bench's workload definitions)
 HALFLIFE_S = 60.0
 EPOCH_S = HALFLIFE_S / 4
 THRESHOLD = 4.0
-HDD_S, SSD_S, CPU_S = 4e-3, 1e-4, 3e-4
+HDD_S, SSD_S, CPU_S = 5e-3, 1e-4, 3e-4
 DEPTH = 16
 WAYS = 16
+RATE_GRACE = 2              # HOTTIER_RATE_GRACE
+RATE_CUT_SHIFT = 4          # HOTTIER_RATE_CUT_SHIFT
+LN2_KERNEL = 709 / 1024     # ln2 as the kernel's rate rule takes it
 EXTENT_BLOCKS = 16          # 4 KiB blocks in a 64 KiB extent
 
 
@@ -147,8 +158,8 @@ class Policy:
     """Replicas (extent -> [heat, epoch, last read epoch, last read time,
     heat at the last read]), the copies pending, and the heat table."""
 
-    def __init__(self, slots, rate_grace=None, cut_bar=False, tracked=1.0,
-                 table_hand=False):
+    def __init__(self, slots, rate_grace=RATE_GRACE, cut_bar=True,
+                 tracked=1.0, table_hand=False):
         self.slots, self.rate_grace, self.cut_bar = slots, rate_grace, cut_bar
         self.res, self.pending = {}, set()
         self.table = HeatTable(max(WAYS, int(slots * tracked)), table_hand)
@@ -159,20 +170,27 @@ class Policy:
     def full(self):
         return len(self.res) + len(self.pending) >= self.slots
 
-    def rate_factor(self, r):
+    def rate_shift(self, r, epoch):
+        """The rate rule's halvings, as the kernel counts them: the reads
+        missed over the whole epochs unread since the last read's."""
         if self.rate_grace is None:
-            return 1.0
-        missed = (self.now - r[3]) * r[4] * math.log(2) / HALFLIFE_S
-        return 0.5 ** max(0.0, missed - self.rate_grace)
+            return 0
+        whole = max(0, epoch - r[2] - 1)
+        missed = math.floor(whole * EPOCH_S * r[4] * LN2_KERNEL /
+                            HALFLIFE_S)
+        return max(0, missed - int(self.rate_grace))
+
+    def rate_factor(self, r, epoch):
+        return 0.5 ** self.rate_shift(r, epoch)
 
     def worth(self, r, epoch):
         w = decay(r[0], epoch - r[1]) * 0.25 ** max(0, epoch - r[2] - 1)
-        return w * self.rate_factor(r)
+        return w * self.rate_factor(r, epoch)
 
     def cut(self, r, epoch):
         """A victim the rate rule cut below one read."""
         return (self.worth(r, epoch) < 1.0 and
-                self.rate_factor(r) < 1 / 16)
+                self.rate_shift(r, epoch) >= RATE_CUT_SHIFT)
 
     def any_cut(self, epoch):
         if not self.cut_bar:
@@ -360,8 +378,14 @@ def main(argv):
     ap.add_argument("workload", choices=("moving", "zipf", "streaming"))
     ap.add_argument("--seconds", type=int, help="S (moving, streaming: "
                     "30; zipf: 150, its whole run)")
-    ap.add_argument("--rate-grace", type=float, default=None)
-    ap.add_argument("--cut-bar", action="store_true")
+    ap.add_argument("--rate-grace", type=int, default=RATE_GRACE,
+                    help=f"the rate rule's grace, in reads (default "
+                    f"{RATE_GRACE}, the kernel's)")
+    ap.add_argument("--no-rate-rule", action="store_true",
+                    help="the epoch rule alone (the kernel before the "
+                    "rate rule)")
+    ap.add_argument("--no-cut-bar", action="store_true",
+                    help="a cut victim needs the whole threshold")
     ap.add_argument("--tracked", type=float, default=1.0,
                     help="heat-table entries per SSD slot (default 1)")
     ap.add_argument("--table-hand", action="store_true",
@@ -369,6 +393,8 @@ def main(argv):
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     S = a.seconds or (150 if a.workload == "zipf" else 30)
+    a.rate_grace = None if a.no_rate_rule else a.rate_grace
+    a.cut_bar = not a.no_rate_rule and not a.no_cut_bar
     fig = {"moving": moving, "zipf": zipf, "streaming": streaming}[
         a.workload](S, rate_grace=a.rate_grace, cut_bar=a.cut_bar,
                     tracked=a.tracked, table_hand=a.table_hand)
