@@ -118,3 +118,20 @@ def test_heat_table_ties_take_the_first_way_or_go_in_order_with_a_hand():
     assert t.get(101, 1) == (0.0, 1) and t.get(200, 1)[0] == 1.0
     # A set whose ways are all busy takes nothing.
     assert not t.put(300, 1.0, 1, set(range(100, 201)))
+
+
+def test_epoch_phase_starts_the_epoch_clock_into_an_epoch():
+    seen = {}
+
+    class Recorder(pm.Policy):
+        def read(self, ext, epoch):
+            seen.setdefault(epoch, self.now)
+            return super().read(ext, epoch)
+
+    for phase, first_tick in ((0.0, pm.EPOCH_S), (0.5, pm.EPOCH_S / 2)):
+        seen.clear()
+        p = Recorder(4, epoch_phase=phase)
+        pm.run_closed(p, [lambda: 1], 20)
+        assert min(seen) == 0
+        # The first read of epoch 1 comes at its boundary, within a read.
+        assert abs(seen[1] - first_tick) < 0.01
