@@ -276,7 +276,6 @@ def check_blocks(path, hdd, model, since, issued):
     return bad
 
 
-
 INTENTS = re.compile(r"intents: (\d+) replicas equal the HDD and are "
                      r"kept, (\d+) dropped")
 
