@@ -54,10 +54,15 @@ def parse(data, block, seed):
     return gen
 
 
-def fill(path, nr_blocks, seed):
+def fill(path, nr_blocks, seed, each=None):
     """Generation 0 of every one of the first nr_blocks blocks of path,
-    written with O_DIRECT, 1 MiB at a time."""
+    written with O_DIRECT, 1 MiB at a time; each(block, stamp), if given,
+    for every block written."""
     with directio.Direct(path, write=True) as d:
         for first in range(0, nr_blocks, 256):
-            n = min(256, nr_blocks - first)
-            d.write(first * BLOCK, make_run(first, [0] * n, seed))
+            run = [make(b, 0, seed)
+                   for b in range(first, min(first + 256, nr_blocks))]
+            d.write(first * BLOCK, b"".join(run))
+            if each:
+                for b, data in enumerate(run, first):
+                    each(b, data)
