@@ -632,17 +632,23 @@ static u32 meta_rate_shift(u32 meta, u32 idle)
  * for every epoch past HOTTIER_IDLE_GRACE since its last read (the rule of
  * the heat table's entries, after a grace: a replica cost a copy), and
  * halved for every read the rate rule says it missed. The victim levels
- * file it by its worth, and a candidate must beat its worth.
+ * file it by its worth, and a candidate must beat its worth. @rate_shift
+ * is meta_rate_shift()'s, for a caller that has it already.
  */
-static u32 meta_worth(u32 meta, u32 idle)
+static u32 worth_shifted(u32 meta, u32 idle, u32 rate_shift)
 {
 	u32 heat = meta_heat(meta, idle), shift;
 
 	if (idle <= HOTTIER_IDLE_GRACE)
 		return heat;
 	shift = (idle - HOTTIER_IDLE_GRACE) * HOTTIER_HEAT_IDLE_SHIFT +
-		meta_rate_shift(meta, idle);
+		rate_shift;
 	return shift < 32 ? heat >> shift : 0;
+}
+
+static u32 meta_worth(u32 meta, u32 idle)
+{
+	return worth_shifted(meta, idle, meta_rate_shift(meta, idle));
 }
 
 /*
@@ -652,8 +658,10 @@ static u32 meta_worth(u32 meta, u32 idle)
  */
 static bool meta_cut(u32 meta, u32 idle)
 {
-	return meta_rate_shift(meta, idle) >= HOTTIER_RATE_CUT_SHIFT &&
-	       meta_worth(meta, idle) < HOTTIER_HEAT_ONE;
+	u32 rate_shift = meta_rate_shift(meta, idle);
+
+	return rate_shift >= HOTTIER_RATE_CUT_SHIFT &&
+	       worth_shifted(meta, idle, rate_shift) < HOTTIER_HEAT_ONE;
 }
 
 u32 hottier_mslot_worth(const struct hottier_mslot *s, u16 epoch)

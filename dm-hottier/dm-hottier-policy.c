@@ -425,6 +425,7 @@ int hottier_policy_next(struct hottier_policy *p, struct hottier_work *w)
 	unsigned int tries;
 	u64 vextent = 0;
 	u32 vslot;
+	u16 epoch;
 
 	for (tries = 0; tries < HOTTIER_POLICY_TRIES; tries++) {
 		memset(w, 0, sizeof(*w));
@@ -450,12 +451,14 @@ int hottier_policy_next(struct hottier_policy *p, struct hottier_work *w)
 		w->slot = hottier_map_alloc(p->map);
 		if (w->slot != HOTTIER_NIL)
 			return 0;
-		vslot = hottier_map_victim(p->map, hottier_policy_epoch(p),
-					   &victim.heat, &vextent, &w->visits);
+		/* One epoch for the search and the cut, should it tick. */
+		epoch = hottier_policy_epoch(p);
+		vslot = hottier_map_victim(p->map, epoch, &victim.heat,
+					   &vextent, &w->visits);
 		victim.found = vslot != HOTTIER_NIL;
 		victim.cut = victim.found &&
 			     hottier_mslot_cut(hottier_mslot(p->map, vslot),
-					       hottier_policy_epoch(p));
+					       epoch);
 		if (victim.found && !victim.cut &&
 		    victim.heat >= HOTTIER_HEAT_ONE)
 			hottier_map_cut_gone(p->map, true);
