@@ -13,6 +13,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "tests", "lib"))
 
 import devices  # noqa: E402
+from directio import poll  # noqa: E402
 
 # The matrix builds one module per kernel and names it in HOTTIER_MODULE.
 MODULE = os.environ.get("HOTTIER_MODULE") or os.path.join(
@@ -117,6 +118,29 @@ def scrub(dev, timeout=300.0):
             return i
         assert time.monotonic() < deadline, f"scrub still running: {i}"
         time.sleep(0.1)
+
+
+def wait_copies_done(dev, timeout=120.0):
+    """No copy in flight, and none started in the last half second (a
+    queued candidate is picked up at once by the worker)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        first = poll(lambda: info(dev), lambda i: i["migrations"] == 0,
+                     timeout, "no copy in flight")
+        time.sleep(0.5)
+        last = info(dev)
+        if last["migrations"] == 0 and \
+                last["promotions"] == first["promotions"] and \
+                last["copies_discarded"] == first["copies_discarded"]:
+            return last
+        assert time.monotonic() < deadline, last
+
+
+def copies_stopped(dev, timeout=120.0):
+    """Start no more copies (promote_threshold out of reach), then wait
+    for those already queued or in flight (wait_copies_done)."""
+    dev.message("promote_threshold", "1000000")
+    return wait_copies_done(dev, timeout)
 
 
 COMMIT_S = 1.0                  # HOTTIER_COMMIT_MS

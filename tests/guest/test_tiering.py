@@ -17,7 +17,8 @@ import time
 import pytest
 
 import devices
-from conftest import KernelLog, hottier_table, info, scrub, unique
+from conftest import KernelLog, hottier_table, info, scrub, unique, \
+    wait_copies_done
 from directio import Direct, Phases, meta_sectors, nr_slots, poll
 from tracing import Blktrace
 
@@ -32,22 +33,6 @@ def table(hdd, ssd, extent, **keys):
 
 def wait_info(dev, pred, what, timeout=120.0):
     return poll(lambda: info(dev), pred, timeout, what)
-
-
-def wait_copies_done(dev, timeout=120.0):
-    """No copy in flight, and none started in the last half second (a
-    queued candidate is picked up at once by the worker)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        first = wait_info(dev, lambda i: i["migrations"] == 0,
-                          "no copy in flight", timeout)
-        time.sleep(0.5)
-        last = info(dev)
-        if last["migrations"] == 0 and \
-                last["promotions"] == first["promotions"] and \
-                last["copies_discarded"] == first["copies_discarded"]:
-            return last
-        assert time.monotonic() < deadline, last
 
 
 def read_blocks(dev, sectors, count=8):
