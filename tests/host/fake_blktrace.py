@@ -7,11 +7,14 @@
 SPEC.json holds {"devices": {path: "major:minor"}, "events": [[path, cpu,
 time_ns, action, rwbs, sector, nr, from "major:minor" or null,
 from_sector], ...], "fail": error line, "die": error line, "dropped": n,
-"log": [...]}. As blktrace it writes a time note for every traced device
-(what the kernel writes when a trace starts), then the events, as struct
-blk_io_trace records on stdout, the way "blktrace -o -" does; then it
-waits for SIGINT and exits 0. With "fail" it prints the line and exits 1
-at once; with "die", once the events are written. As
+"torn": true, "log": [...]}. As blktrace it writes a time note for every
+traced device (what the kernel writes when a trace starts), then the
+events, as struct blk_io_trace records on stdout, the way "blktrace -o -"
+does; then it
+waits for SIGINT and exits 0, adding "SIGINT" to "stops" in SPEC.json
+(the real one tears the kernel's traces down then). With "fail" it prints
+the line and exits 1 at once; with "die", once the events are written;
+with "torn", a record of zeros follows the events. As
 iowatcher it writes a small SVG to its -o file. Every call is appended to
 "log".
 """
@@ -78,6 +81,8 @@ def blktrace(spec, args):
          source_sector) in spec.get("events", []):
         w.event(dev_t(spec["devices"][path]), cpu, when, action, rwbs,
                 sector, nr, source, source_sector)
+    if spec.get("torn"):
+        sys.stdout.buffer.write(bytes(RECORD.size))
     sys.stdout.buffer.flush()
     if spec.get("die"):
         print(spec["die"], file=sys.stderr)
@@ -85,6 +90,8 @@ def blktrace(spec, args):
     deadline = time.monotonic() + 60
     while not stopped and time.monotonic() < deadline:
         time.sleep(0.01)
+    if stopped:
+        append(spec["path"], "stops", "SIGINT")
     if spec.get("dropped"):
         print(f"\nYou have {spec['dropped']} (  1.0%) dropped events\n"
               "Consider using a larger buffer size (-b) and/or more "
@@ -98,15 +105,22 @@ def iowatcher(args):
     return 0
 
 
-def main():
-    path, args = sys.argv[1], sys.argv[2:]
+def append(path, key, item):
+    """Appends item to SPEC.json's list key; returns the spec."""
     with open(path) as f:
         spec = json.load(f)
-    spec.setdefault("log", []).append(args)
+    spec.setdefault(key, []).append(item)
     with open(path, "w") as f:
         json.dump(spec, f)
+    return spec
+
+
+def main():
+    path, args = sys.argv[1], sys.argv[2:]
+    spec = append(path, "log", args)
     if args[:1] == ["--iowatcher"]:
         return iowatcher(args[1:])
+    spec["path"] = path
     return blktrace(spec, args)
 
 

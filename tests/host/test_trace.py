@@ -457,6 +457,18 @@ def test_ctrl_c_ends_the_window_early_and_reports(traced, capsys,
     assert signal.getsignal(signal.SIGINT) is before
 
 
+def test_a_torn_record_still_stops_blktrace_by_sigint(traced, capsys):
+    """A torn record ends the trace with an error. blktrace must still be
+    stopped by SIGINT, which tears the kernel's traces down: a SIGKILL left
+    them set up, and the test's second trace was refused ("Concurrent
+    blktraces are not allowed") and never started."""
+    traced.write_spec(events=EVENTS, torn=True)
+    rc, _ = traced.run("trace", "tiered", "30", "--json")
+    assert rc == 1
+    assert "torn record" in one_line_error(capsys)
+    assert json.loads(traced.spec.read_text()).get("stops") == ["SIGINT"]
+
+
 @needs_blkparse
 def test_dropped_events_are_said(traced, capsys):
     traced.write_spec(events=EVENTS, dropped=12)

@@ -505,17 +505,18 @@ def record(tools, targets, outdir, seconds, progress, debugfs=DEBUGFS,
     streams = {proc.stdout.fileno(): splitter.feed,
                proc.stderr.fileno(): errors.append}
 
-    def pump(timeout):
-        """Reads what is there; False once both streams are closed."""
+    def pump(timeout, keep=True):
+        """Reads what is there (and drops it unless keep); False once both
+        streams are closed."""
         if not streams:
             return False
         ready, _, _ = select.select(list(streams), [], [], timeout)
         for fd in ready:
             data = os.read(fd, 1 << 16)
-            if data:
-                streams[fd](data)
-            else:
+            if not data:
                 del streams[fd]
+            elif keep:
+                streams[fd](data)
         return True
 
     try:
@@ -560,8 +561,15 @@ def record(tools, targets, outdir, seconds, progress, debugfs=DEBUGFS,
         stop(proc, pump)
     finally:
         if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+            # An error while tracing (a torn record, say). blktrace is still
+            # stopped by SIGINT, which tears the kernel's traces down: killed
+            # it would leave them set up, and the next blktrace on these
+            # devices would be refused ("Concurrent blktraces are not
+            # allowed"). What it still writes is dropped.
+            try:
+                stop(proc, lambda timeout: pump(timeout, keep=False))
+            except HottierError:
+                pass                    # killed: the first error says more
         splitter.close()
     text = b"".join(errors).decode(errors="replace")
     if proc.returncode not in (0, -signal.SIGINT):
