@@ -179,6 +179,31 @@ def moving_figures(samples, phases, key):
             "time_to_90_b_s": t90}
 
 
+def common_level(systems, key="hit_ratio", names=("hottier", "cache")):
+    """Moving, beside the goal: the level both systems reach, WARM_FRACTION
+    x the lower of their steady-B ratios, and each one's seconds from
+    phase B's first read until its ratio over WARM_WINDOW_S reaches it
+    (None where it never does, or a figure is missing). The goal gives each
+    system its own level; this puts them at one.
+    -> {"level": x or None, "seconds": {name: s or None}}"""
+    steady = {}
+    for n in names:
+        f = ((systems.get(n) or {}).get("figures") or {}).get(key) or {}
+        steady[n] = f.get("steady_b")
+    known = [v for v in steady.values() if v is not None]
+    level = WARM_FRACTION * min(known) if len(known) == len(names) else None
+    out = {}
+    for n in names:
+        rec = systems.get(n) or {}
+        ph = rec.get("phases") or []
+        if level is None or len(ph) < 2 or not rec.get("samples"):
+            out[n] = None
+            continue
+        out[n] = time_to_fraction(rec["samples"], ph[1]["t_start"],
+                                  ph[1]["t_end"], level, WARM_WINDOW_S, key)
+    return {"level": level, "seconds": out}
+
+
 def unix_window(samples, u0, u1):
     """Counters between the last samples taken (wall clock, unix_ms) at or
     before u0 and at or after u1 (the first and last sample if none):
@@ -473,6 +498,8 @@ def wl_moving(r):
             rec["figures"] = {k: moving_figures(rec["samples"], ph, k)
                               for k in ("hit_ratio", "ssd_share")}
         res["systems"][cfg["name"]] = rec
+    res["common_level"] = {k: common_level(res["systems"], k)
+                           for k in ("hit_ratio", "ssd_share")}
     return res
 
 
@@ -745,6 +772,10 @@ DEFINITIONS = {
     "time_to_90_b_s": f"seconds from phase B's first read until the ratio of "
                       f"the previous {WARM_WINDOW_S} s reaches "
                       f"{WARM_FRACTION} x phase B's steady ratio",
+    "common_level": f"moving, beside the goal: {WARM_FRACTION} x the lower "
+                    "of dm-hottier's and smq's steady-B ratios, and each "
+                    "one's seconds from phase B's first read until its "
+                    f"ratio over {WARM_WINDOW_S} s reaches it",
     "zipf_hit_ratio_during_scan": "hit ratio (status counters) between "
                                   "the samples around the scan's first and "
                                   "last read, its reads taken out: all as "

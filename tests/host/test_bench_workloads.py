@@ -135,6 +135,58 @@ def test_moving_figures_pre_and_post_fill_and_time_to_90():
     assert abs(f["post_over_pre"] - 0.75) < 1e-9
 
 
+def ramp(levels):
+    """Samples a second, 100 reads each, with the hit ratio levels[t - 1]
+    over second t."""
+    rows, h, m = [(0, 0, 0, 0)], 0, 0
+    for t, r in enumerate(levels, 1):
+        h += round(100 * r)
+        m += 100 - round(100 * r)
+        rows.append((t, h, m, 10))
+    return samples_of(rows)
+
+
+def test_common_level_puts_both_systems_at_the_lower_90_percent():
+    # Phase B 0-30 s. dm-hottier: 0.1 to 10 s, 0.4 to 15 s, then 0.8
+    # (steady 0.8, its own 90% = 0.72 from 15 s: 20 s). smq: 0.2 to 5 s,
+    # then 0.3 (steady 0.3, its own 90% = 0.27: the 5 s window ending at
+    # 9 s holds one second of 0.2 and four of 0.3, 0.28). The common
+    # level is 0.9 x 0.3 = 0.27: dm-hottier's window reaches it at 13 s
+    # (at 12 s three seconds of 0.1 and two of 0.4, 0.22; at 13 s two and
+    # three, 0.28).
+    ph = [{"t_start": -30, "t_end": 0}, {"t_start": 0, "t_end": 30}]
+    hot = ramp([0.1] * 10 + [0.4] * 5 + [0.8] * 15)
+    smq = ramp([0.2] * 5 + [0.3] * 25)
+    sy = {"hottier": {"samples": hot, "phases": ph},
+          "cache": {"samples": smq, "phases": ph}}
+    for n in sy:
+        sy[n]["figures"] = {"hit_ratio": wl.moving_figures(
+            sy[n]["samples"], ph, "hit_ratio")}
+    assert sy["hottier"]["figures"]["hit_ratio"]["time_to_90_b_s"] == 20
+    assert sy["cache"]["figures"]["hit_ratio"]["time_to_90_b_s"] == 9
+    c = wl.common_level(sy, "hit_ratio")
+    assert abs(c["level"] - 0.27) < 1e-9
+    assert c["seconds"] == {"hottier": 13, "cache": 9}
+    # The report lists it among the definitions.
+    assert "0.9 x the lower" in wl.DEFINITIONS["common_level"]
+    # A system without its figures: no level, no seconds.
+    del sy["cache"]["figures"]
+    assert wl.common_level(sy, "hit_ratio") == {
+        "level": None, "seconds": {"hottier": None, "cache": None}}
+
+
+def test_the_report_shows_the_common_level_beside_the_goal():
+    w = moving_json(0.8, 0.76, 20, 10)
+    w["common_level"] = {"hit_ratio": {
+        "level": 0.27, "seconds": {"hottier": 13, "cache": 10}}}
+    head, rows = br.system_figures(w)
+    assert head[-1] == "to the common level"
+    assert [r[-1] for r in rows] == ["13 s", "10 s"]
+    # Without it (a run from before it was kept): "-".
+    del w["common_level"]
+    assert [r[-1] for r in br.system_figures(w)[1]] == ["-", "-"]
+
+
 def test_the_scan_is_taken_out_of_the_counters():
     sm = [{"unix_ms": 1000 * t, "read_hits": h, "read_misses": m,
            "promotions": p, "used": u}
