@@ -20,7 +20,9 @@
 #                     4 MiB beside dm-cache smq; results/sweep/report.md
 #   make soak         the integrity race test for SOAK_SECONDS (default 600),
 #                     the crash cuts (CRASH_CUTS), a 4 TiB SSD (64M slots)
-#                     loaded in a 10 GiB guest, KILL_ROUNDS QEMU kills
+#                     loaded in a 10 GiB guest, KILL_ROUNDS QEMU kills,
+#                     the whole guest suite on 6.1 and 6.12, the debug
+#                     tier's whole list under KASAN
 #   make boot-test    a real systemd boot of a small Debian image (6.1):
 #                     hottier.service at boot and shutdown, a warm reboot,
 #                     a hard QEMU kill; "boot-6.1: N passed, N failed"
@@ -142,7 +144,7 @@ SOAK_SECONDS ?= 600
 # Crash cuts per write policy (tests/guest/test_crash.py): 1,000 in all.
 CRASH_CUTS ?= 500
 # QEMU kills (scripts/qemu-kill.sh), each a boot after the last one's
-# takeover; make check makes 2.
+# takeover; make check makes 1.
 KILL_ROUNDS ?= 10
 soak:
 	scripts/setup.sh >/dev/null
@@ -169,6 +171,11 @@ soak:
 	scripts/qemu-kill.sh --tier 6.1 --rounds $(KILL_ROUNDS) \
 		--kver $$(scripts/matrix.sh list | sed -n 's/^6\.1: //p') \
 		--module results/matrix/6.1/src/dm-hottier.ko --results results/soak-kill
+	HOTTIER_MATRIX_FULL=1 scripts/matrix.sh guest 6.1
+	scripts/matrix.sh build 6.12 >/dev/null
+	HOTTIER_MATRIX_FULL=1 scripts/matrix.sh guest 6.12
+	scripts/matrix.sh build 7.2-debug >/dev/null
+	HOTTIER_MATRIX_FULL=1 scripts/matrix.sh guest 7.2-debug
 
 # A real boot (issue 15): debootstrap's bookworm (cached in
 # ~/.cache/dm-hottier/boot-image-<key>/) booted with systemd under QEMU TCG;

@@ -2,7 +2,8 @@
 # Self-test of scripts/vm-run.sh: exit codes pass through, a hung guest is
 # killed at its timeout with a clear message, the kernel log is saved and a
 # kernel report in it fails the run, a guest that dies while booting is
-# booted once more and its panic is shown. Ends with "runner: N passed, N failed".
+# booted once more and its panic is shown, one that hangs while booting is
+# killed and booted once more. Ends with "runner: N passed, N failed".
 set -u
 cd "$(dirname "$0")/.."
 res=${HOTTIER_RESULTS:-$PWD/results}/runner
@@ -64,6 +65,24 @@ if [ "$rc" != 0 ] &&
 	ok guest_dead_in_boot_is_booted_once_more_and_says_why
 else
 	bad guest_dead_in_boot_is_booted_once_more_and_says_why "rc=$rc"
+fi
+# A guest that has not started the command HOTTIER_VM_BOOT_TIMEOUT seconds
+# after QEMU started hung while booting: it is killed and booted once more,
+# not held until --timeout, and a second hang fails the run as a timeout.
+# (Here 5 s, shorter than any boot under TCG, stands for a hang.)
+start=$SECONDS
+HOTTIER_VM_BOOT_TIMEOUT=5 scripts/vm-run.sh --results "$res/boothang" \
+	--timeout 300 -- true 2>&1 | cat > "$res.boothang.out"
+rc=${PIPESTATUS[0]}
+took=$((SECONDS - start))
+if [ "$rc" = 124 ] && [ "$took" -lt 120 ] &&
+	[ "$(grep -c 'had not started the command 5s after' "$res.boothang.out")" = 2 ] &&
+	[ "$(grep -c 'booting the guest once more' "$res.boothang.out")" = 1 ] &&
+	grep -q 'hung while booting twice' "$res.boothang.out" &&
+	! pgrep -f "qemu-system.*$res/boothang" >/dev/null; then
+	ok guest_hung_in_boot_is_killed_and_booted_once_more
+else
+	bad guest_hung_in_boot_is_killed_and_booted_once_more "rc=$rc, ${took}s"
 fi
 # A guest that ends well leaves one console line, from its power-off.
 if [ "$(grep -cv 'reboot: Power down' "$res/exit/console.log")" = 0 ] &&
