@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 
 import pytest
@@ -174,11 +175,24 @@ def test_create_list_get_set_status_remove(pair):
                              text=True)
         first = p.stdout.readline()     # drawn once: the loop runs
         assert name in first, first
-        time.sleep(1.5)
+        # Wait for two redraws rather than a fixed time: under TCG on a
+        # slow host one period can take longer than the 0.3 s asked for.
+        # The timer only stops a watch that hangs; the test then fails.
+        hang = threading.Timer(60, p.kill)
+        hang.start()
+        seen, redraws = [first], 0
+        while redraws < 2:
+            line = p.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            redraws += line.startswith("\x1b[") and "F\x1b[2K" in line
+        hang.cancel()
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=10)
         assert p.returncode == 0, err
-        out = first + out
+        out = "".join(seen) + out
+        assert redraws == 2, out
         assert out.count("\x1b[2K") > 2 * len(text.strip().split("\n")), out
         assert "\x1b[" in out and "F" in out
 
