@@ -7,7 +7,7 @@ import sys
 import time
 
 from . import (HottierError, __version__, create, fiemap, members, queues,
-               report, tab, trace)
+               report, tab)
 from .table import (DEFAULT_EXTENT, FIELDS, SECTOR, TABLE_ONLY,
                     parse_assignments, parse_extent)
 from .system import System
@@ -218,7 +218,7 @@ def cmd_tune_queues(system, args, out):
         lines = [f"{args.name}: nothing to change"]
     elif args.dry_run:
         lines.append("dry run: nothing changed")
-    emit(out, {"changes": [vars(c) for c in changes],
+    emit(out, {"changes": [c._asdict() for c in changes],
                "applied": not args.dry_run and bool(changes),
                "notes": notes}, args.json, lines)
     for note in notes:
@@ -276,6 +276,8 @@ def cmd_heat(system, args, out):
 
 def positive_seconds(text):
     """SECONDS of a trace: a number above 0, at most a day."""
+    from . import trace     # here: its imports cost every other command
+
     value = float(text)
     if not 0 < value <= trace.SECONDS_MAX:     # also refuses nan
         raise ValueError(text)
@@ -283,6 +285,8 @@ def positive_seconds(text):
 
 
 def cmd_trace(system, args, out):
+    from . import trace
+
     device = system.device(args.name)
     rec = trace.trace(system, device, args.seconds, outdir=args.output,
                       svg=args.svg)

@@ -13,7 +13,7 @@ member device nodes, never to the bios dm sends them.
 """
 
 import os
-from dataclasses import dataclass
+from collections import namedtuple
 
 from . import HottierError
 from .system import read_text, write_text
@@ -23,11 +23,8 @@ HDD_SCHEDULERS = ("mq-deadline", "bfq")
 READ_AHEAD_KB = 32
 
 
-@dataclass
-class Change:
-    path: str
-    old: str
-    new: str
+# One sysfs file to write: its path, value now and value wanted.
+Change = namedtuple("Change", "path old new")
 
 
 def disks_under(path):

@@ -5,7 +5,6 @@ import errno
 import glob
 import os
 import shlex
-import shutil
 import stat
 import subprocess
 
@@ -41,13 +40,24 @@ def write_text(path, value):
 SYSTEM_PATH = "/usr/local/sbin:/usr/sbin:/sbin:/usr/local/bin:/usr/bin:/bin"
 
 
+def which(name, path):
+    """The first executable file name in the directories of path, or None
+    (shutil.which() without the cost of importing shutil at every start
+    of hottierctl)."""
+    for d in path.split(os.pathsep):
+        f = os.path.join(d or os.curdir, name)
+        if os.path.isfile(f) and os.access(f, os.X_OK):
+            return f
+    return None
+
+
 def command(cmd, env=os.environ):
     """A command as a list: a string is split as a shell would; a bare
     program name is found in PATH, then in the system directories."""
     words = shlex.split(cmd) if isinstance(cmd, str) else list(cmd)
     if words and os.sep not in words[0]:
         path = ":".join(p for p in (env.get("PATH"), SYSTEM_PATH) if p)
-        words[0] = shutil.which(words[0], path=path) or words[0]
+        words[0] = which(words[0], path) or words[0]
     return words
 
 
