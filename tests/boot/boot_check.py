@@ -208,6 +208,14 @@ def install_stack(cfg, state):
     members = [f"/dev/disk/by-id/virtio-{s}" for s in st["md_serials"]]
     run("mdadm", "--create", md, "--run", "--level=1", "--raid-devices=2",
         "--metadata=1.2", "--assume-clean", *members, check_rc=True)
+    # udev makes /dev/md/NAME from the array's event, after mdadm returns:
+    # a loaded host once ran the next mdadm before it was there.
+    run("udevadm", "settle", "-t", "60")
+    deadline = time.monotonic() + 60
+    while not os.path.exists(md):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{md}: udev made no link in 60 s")
+        time.sleep(0.2)
     os.makedirs("/etc/mdadm", exist_ok=True)
     scan = run("mdadm", "--detail", "--scan", check_rc=True).stdout
     with open("/etc/mdadm/mdadm.conf", "a") as f:
