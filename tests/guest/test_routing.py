@@ -210,6 +210,7 @@ QOS_EXTENT = 128
 QOS_N = 1024 * RUN_S // 5
 QOS_BURST = QOS_EXTENT * QOS_N
 QOS_BURST_MB = QOS_N * QOS_EXTENT // 2048
+QOS_MAX_MIGRATIONS = 16
 
 
 @contextlib.contextmanager
@@ -220,7 +221,7 @@ def qos_device(budget_us):
             devices.fast(unique("ssd"), QOS_BURST_MB + 32) as s, \
             devices.DmDevice(unique("ht"), hottier_table(
                 h.path, s.path, QOS_EXTENT, opts=(
-                    *NO_PROMOTE, "max_migrations", "16",
+                    *NO_PROMOTE, "max_migrations", str(QOS_MAX_MIGRATIONS),
                     "migration_budget_us", str(budget_us)))) as d:
         yield d
 
@@ -311,7 +312,9 @@ def test_migration_qos_keeps_foreground_p99_within_budget_during_a_burst(
 
         p0 = info(d)["promotions"]
         time.sleep(RUN_S)
-        res["idle_copies"] = info(d)["promotions"] - p0
+        idle = info(d)
+        res["idle_copies"] = idle["promotions"] - p0
+        res["idle_allowed_at_end"] = idle["migrations_allowed"]
 
         d.message("migration_budget_us", "0")
         run("burst_qos_off")
@@ -332,8 +335,17 @@ def test_migration_qos_keeps_foreground_p99_within_budget_during_a_burst(
     assert tight["copies"] * 2 < on["copies"], res
     assert tight["p50_us"] < 1.5 * base["p50_us"], res
     assert tight["reads"] > 1.5 * on["reads"], res
-    # The foreground gone, copies speed back up.
-    assert res["idle_copies"] > 2 * tight["copies"], res
+    # The foreground gone, copies speed back up: the controller, which held
+    # them back under the tight budget, allows max_migrations again (a
+    # period with no foreground I/O ends any wait), and more copies
+    # complete than under the tight budget. Not twice as many: this HDD
+    # serves one 4 KiB request at a time, so where the controller rightly
+    # held one copy beside an unharmed depth-1 reader, that copy already
+    # had about half the HDD (CI: 81 copies, then 151 idle, the reader at
+    # its baseline median and reads).
+    assert tight["allowed_at_end"] < QOS_MAX_MIGRATIONS, res
+    assert res["idle_allowed_at_end"] == QOS_MAX_MIGRATIONS, res
+    assert res["idle_copies"] > tight["copies"], res
     assert off["copies"] > tight["copies"], res
 
 
