@@ -76,12 +76,17 @@ def ssd_wrapper(ssd):
     return devices.linear(unique("sw"), ssd.path)
 
 
+WRAPPED_DATA_MB = 16
+
+
 @contextlib.contextmanager
 def wrapped(seed):
-    """An HDD filled with data of @seed, an SSD, and its wrapper."""
+    """An HDD whose first WRAPPED_DATA_MB hold data of @seed, an SSD, and
+    its wrapper. The tests over them read and write that much of the HDD,
+    no more: under KASAN, filling all 64 MiB took half a minute."""
     with devices.fast(unique("hdd"), 64) as h, \
             devices.fast(unique("ssd"), 16) as s, ssd_wrapper(s) as w:
-        fill(h.path, 64, seed)
+        fill(h.path, WRAPPED_DATA_MB, seed)
         yield h, s, w
 
 
