@@ -22,8 +22,7 @@
 # for an installed kernel (it boots in 15-40 s under TCG) and 600 s for
 # --kernel (the debug kernel boots in about 3 minutes).
 # HOTTIER_VM_KVM=1 allows KVM where it works; the default is TCG.
-# Send output to a pipe or terminal, not a file: QEMU reopens a regular
-# file given as its stdout or stderr with O_TRUNC.
+# Output may go to a file: the guest's reaches it through a pipe (boot()).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -125,6 +124,11 @@ guest="bash $(printf %q "$results/.guest-command")"
 # boot: one guest; sets rc, and hung=1 if it had not started the command
 # (guest-init.sh begins the kernel log first) boot_timeout seconds on, and
 # was killed. timeout(1) passes the TERM on to vng and QEMU.
+# The guest's stdout and stderr reach ours through cat: QEMU opens the
+# /proc/self/fd/N it is given anew, with O_TRUNC and an offset of its own,
+# so with our output in a regular file it wrote the guest's output at the
+# file's start, and our messages after the run (a kernel report, a
+# timeout) wrote over it there. Through a pipe, one offset is shared.
 boot() {
 	local pid start
 	rm -f "$results/kernel.log" "$results/kernel-reports.log" \
@@ -133,7 +137,8 @@ boot() {
 	hung=0
 	timeout -k 20 "$timeout" vng --run "$kernel" "${accel[@]}" --force-9p \
 		--cpus 2 --memory "$memory" --rwdir "$results" "${disks[@]}" \
-		"${console[@]}" --append "$append" --exec "$guest" </dev/null &
+		"${console[@]}" --append "$append" --exec "$guest" </dev/null \
+		> >(cat) 2> >(cat >&2) &
 	pid=$!
 	start=$SECONDS
 	while kill -0 "$pid" 2>/dev/null && [ ! -e "$results/kernel.log" ]; do
