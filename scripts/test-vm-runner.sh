@@ -88,14 +88,21 @@ fi
 # A guest that dies while booting (here: no root to mount) never ran the
 # command: it is booted once more, and each console log shows the panic.
 # (Straight to a regular file: vm-run keeps the first boot's lines there.)
+# Each boot's panic is the missing root's, or once in a while under TCG one
+# that comes first: a CI run's first boot took an "Oops: int3" in
+# enqueue_timer at 1.6 s, a fatal exception in an interrupt, before any
+# root was looked for. Both are a guest dead in boot; at least one of the
+# two boots reaches the missing root.
 rc=0
 HOTTIER_VM_APPEND="rdinit=/nonexistent" scripts/vm-run.sh \
 	--results "$res/noboot" --timeout 120 -- true > "$res.noboot.out" 2>&1 || rc=$?
 if [ "$rc" != 0 ] &&
 	[ "$(grep -c 'booting the guest once more' "$res.noboot.out")" = 1 ] &&
-	grep -q 'Kernel panic - not syncing: VFS' "$res/noboot/console.1.log" &&
-	grep -q 'Kernel panic - not syncing: VFS' "$res/noboot/console.log" &&
-	grep -q 'Kernel panic' "$res.noboot.out"; then
+	grep -q 'Kernel panic - not syncing: ' "$res/noboot/console.1.log" &&
+	grep -q 'Kernel panic - not syncing: ' "$res/noboot/console.log" &&
+	cat "$res/noboot/console.1.log" "$res/noboot/console.log" |
+		grep -q 'Kernel panic - not syncing: VFS' &&
+	grep -Eq 'Kernel panic|Oops' "$res.noboot.out"; then
 	ok guest_dead_in_boot_is_booted_once_more_and_says_why
 else
 	bad guest_dead_in_boot_is_booted_once_more_and_says_why "rc=$rc"
