@@ -88,7 +88,7 @@ fi
 # command: it is booted once more, and each console log shows the panic.
 # (Straight to a regular file: vm-run keeps the first boot's lines there.)
 # Each boot's panic is the missing root's, or once in a while under TCG one
-# that comes first: a CI run's first boot took an "Oops: int3" in
+# that comes first: a make check's first boot took an "Oops: int3" in
 # enqueue_timer at 1.6 s, a fatal exception in an interrupt, before any
 # root was looked for. Both are a guest dead in boot; at least one of the
 # two boots reaches the missing root.
