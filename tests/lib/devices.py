@@ -221,6 +221,25 @@ class DmDevice:
         self.remove()
 
 
+class PrivateDmDevice(DmDevice):
+    """A device-mapper device that udev leaves alone, as LVM's hidden
+    layers: created and removed through the ioctls with a cookie that
+    turns udev's device-mapper rules off (dmioctl.PRIVATE_COOKIE), and
+    never waited for. No /dev/mapper link: its path is the /dev/dm-N node
+    devtmpfs makes. For devices only the test itself reads."""
+
+    def __init__(self, name, table):
+        self.name = name
+        dev = dmioctl.run(("dmsetup", "create", name), dmioctl.create,
+                          name, table).stdout
+        self.path = f"/dev/dm-{os.minor(dev)}"
+        wait_for(self.path)
+
+    def remove(self):
+        dmioctl.run(("dmsetup", "remove", self.name), dmioctl.remove,
+                    self.name)
+
+
 def linear_table(dev):
     """dm-linear over the whole of dev."""
     return f"0 {sectors(dev)} linear {dev} 0"
