@@ -263,8 +263,17 @@ def check_blocks(path, hdd, model, since, issued):
     with directio.Direct(path) as r, directio.Direct(hdd) as h:
         for first in range(0, NR_BLOCKS, 256):
             data = r.read(first * BLOCK, 256 * BLOCK)
-            if data != h.read(first * BLOCK, 256 * BLOCK):
-                bad.append(f"blocks {first}+256 differ from the HDD's")
+            hdata = h.read(first * BLOCK, 256 * BLOCK)
+            if data != hdata:
+                differ = [
+                    (first + i,
+                     contents(data[i * BLOCK:(i + 1) * BLOCK], first + i),
+                     contents(hdata[i * BLOCK:(i + 1) * BLOCK], first + i))
+                    for i in range(256)
+                    if data[i * BLOCK:(i + 1) * BLOCK] !=
+                    hdata[i * BLOCK:(i + 1) * BLOCK]]
+                bad.append(f"blocks {first}+256 differ from the HDD's: "
+                           f"(block, device's, HDD's) {differ[:8]}")
             for i in range(256):
                 b = first + i
                 got = parsed(data[i * BLOCK:(i + 1) * BLOCK], b)
@@ -283,8 +292,13 @@ def check_image(line, hdd, model, since, issued, pinned):
     cut: check_blocks(), the pins, scrub; its counters, and the intents
     kept and dropped at its activation (from the kernel log)."""
     log = KernelLog()
-    # Private: udev's probe and sync cost 3.3 s a cut.
-    with devices.PrivateDmDevice(unique("cr"), line) as d:
+    # Through dmsetup, which waits for udev (2 s to create, 1-1.7 s to
+    # remove, beside the load). Through a private device one cut in 186
+    # failed: blocks 0-255, the pinned range, read through the device
+    # differed from the HDD's, each block a version the model allows. Not
+    # reproduced in 185 more cuts, nor by reads during an activation's pin
+    # copies: until it is explained, the check starts when it did.
+    with devices.DmDevice(unique("cr"), line) as d:
         m = INTENTS.search(log.new())
         c = info(d)
         c["intents_kept"], c["intents_dropped"] = \
@@ -294,7 +308,7 @@ def check_image(line, hdd, model, since, issued, pinned):
         hotio.wait_until(lambda: info(d)["migrations"] == 0, 60,
                          what="the pins' copies")
         bad = check_blocks(d.path, hdd, model, since, issued)
-        assert not bad, bad[:5]
+        assert not bad, (bad[:5], c, info(d), log.new()[-3000:])
         s = scrub(d)
         assert s["scrub"] == "done" and s["scrub_mismatches"] == 0, s
         assert s["scrub_checked"] == s["slots_used"] >= c["map_loaded"], \
