@@ -182,9 +182,13 @@ def virtio_disk(name, timeout=10.0):
 class DmDevice:
     """A device-mapper device made from a table; removed on exit."""
 
-    def __init__(self, name, table):
+    def __init__(self, name, table, wait_remove=True):
+        """wait_remove=False: remove() does not wait for udev to handle
+        the removal (the next settle() does); for a name never used
+        again."""
         self.name = name
         self.path = f"/dev/mapper/{name}"
+        self.wait_remove = wait_remove
         run("dmsetup", "create", name, "--table", table)
         wait_for(self.path)
         settle()
@@ -211,8 +215,13 @@ class DmDevice:
         run("dmsetup", "resume", self.name)
 
     def remove(self):
-        if os.path.exists(self.path):
+        if not os.path.exists(self.path):
+            return
+        if self.wait_remove:
             run("dmsetup", "remove", "--retry", self.name)
+        else:
+            dmioctl.run(("dmsetup", "remove", self.name), dmioctl.remove,
+                        self.name, 0)
 
     def __enter__(self):
         return self

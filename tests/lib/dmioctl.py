@@ -161,7 +161,8 @@ def create(name, table, cookie=PRIVATE_COOKIE):
 
 def remove(name, cookie=PRIVATE_COOKIE, retries=25):
     """`dmsetup remove --retry name` without waiting for udev: retried
-    while the device is busy (5 s, as dmsetup)."""
+    while the device is busy (5 s, as dmsetup). A cookie of 0 lets udev's
+    rules handle the removal as usual (its links), in their own time."""
     for attempt in range(retries + 1):
         try:
             _call(_DEV_REMOVE_CMD, name, event_nr=cookie)
