@@ -33,10 +33,10 @@ def test_a_private_device_has_its_table_and_udev_leaves_it_alone():
                  f"{half} {half} linear {n.path} {half}")
         name = unique("priv")
         with devices.PrivateDmDevice(name, table) as p:
-            assert devices.run("dmsetup", "table", name).stdout.split(
-                "\n")[0].split()[:3] == ["0", str(half), "linear"]
-            assert len(devices.run("dmsetup", "table", name).stdout
-                       .strip().splitlines()) == 2
+            lines = devices.run("dmsetup", "table",
+                                name).stdout.strip().splitlines()
+            assert len(lines) == 2, lines
+            assert lines[0].split()[:3] == ["0", str(half), "linear"], lines
             st = os.stat(p.path)
             dev = devices.run("dmsetup", "info", "-c", "--noheadings",
                               "-o", "major,minor", name).stdout.strip()

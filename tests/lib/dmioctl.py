@@ -172,7 +172,6 @@ def remove(name, cookie=PRIVATE_COOKIE, retries=25):
             if e.errno != errno.EBUSY or attempt == retries:
                 raise
             time.sleep(0.2)
-    return ""
 
 
 def run(args, fn, *fn_args):
