@@ -13,7 +13,8 @@ heat table's ties*).
 
   policy_model.py moving|zipf|streaming [--seconds S] [--rate-grace G]
                   [--no-rate-rule] [--no-cut-bar] [--tracked X]
-                  [--table-hand] [--epoch-phase F] [--json]
+                  [--table-hand] [--epoch-phase F]
+                  [--shift [--shift-missed M] [--shift-hold H]] [--json]
 
 The model:
 - Devices: an HDD serving one request at a time in 5 ms and an SSD
@@ -48,6 +49,16 @@ The model:
 
 --no-rate-rule models the kernel before the rate rule (the epoch rule
 alone); --no-cut-bar keeps the rate rule without the cut bar.
+
+--shift, a rule tried in the model only (bench-baseline.md, *A shift of
+the working set, detected*): the device's hits and reads are averaged
+over the half-life and over 2 s; when the short average's hits and hit
+ratio have both been under a quarter of the long one's for --shift-hold
+seconds (2), a shift begins (one a drop), for one epoch: the heat table
+forgets every entry, and a replica unread since the shift began is cut
+(worth nothing) once the rate of its last read says it missed
+--shift-missed reads (2) since then. The detector is armed 10 s into a
+run.
 
 The epoch clock: the model's starts with the run, so moving's move falls
 on an epoch's boundary. The kernel's starts with the device, and a move
@@ -88,6 +99,9 @@ RATE_GRACE = 2              # HOTTIER_RATE_GRACE
 RATE_CUT_SHIFT = 4          # HOTTIER_RATE_CUT_SHIFT
 LN2_KERNEL = 709 / 1024     # ln2 as the kernel's rate rule takes it
 EXTENT_BLOCKS = 16          # 4 KiB blocks in a 64 KiB extent
+SHIFT_SHORT_S = 2.0         # the shift detector's short average
+SHIFT_DROP = 4              # ... under a quarter of the long one's
+SHIFT_ARM_S = 10.0          # ... armed this far into a run
 
 
 def decay(heat, epochs):
@@ -155,6 +169,11 @@ class HeatTable:
         self.ways[n][w] = [ext, heat, epoch, epoch]
         return True
 
+    def forget(self):
+        """Every entry, at a shift."""
+        self.ways = [[None] * WAYS for _ in range(self.nsets)]
+        self.where = [dict() for _ in range(self.nsets)]
+
     def pop(self, ext, epoch):
         n = self._set(ext)
         w = self.where[n].pop(ext, None)
@@ -169,8 +188,17 @@ class Policy:
     heat at the last read]), the copies pending, and the heat table."""
 
     def __init__(self, slots, rate_grace=RATE_GRACE, cut_bar=True,
-                 tracked=1.0, table_hand=False, epoch_phase=0.0):
+                 tracked=1.0, table_hand=False, epoch_phase=0.0,
+                 shift=False, shift_missed=2.0, shift_hold=2.0):
         self.slots, self.rate_grace, self.cut_bar = slots, rate_grace, cut_bar
+        self.shift, self.shift_missed = shift, shift_missed
+        self.shift_hold = shift_hold
+        # The detector: hits and reads averaged over the half-life and
+        # over SHIFT_SHORT_S; when the low began; when the shift did.
+        self.avg = [0.0, 0.0, 0.0, 0.0]
+        self.avg_t = 0.0
+        self.low_since = self.shift_t0 = None
+        self.shifts = 0
         self.epoch_phase = epoch_phase
         self.res, self.pending = {}, set()
         self.table = HeatTable(max(WAYS, int(slots * tracked)), table_hand)
@@ -194,14 +222,56 @@ class Policy:
     def rate_factor(self, r, epoch):
         return 0.5 ** self.rate_shift(r, epoch)
 
+    def shift_cut(self, r):
+        """In a shift: unread since it began, and its rate at its last
+        read says it missed shift_missed reads since."""
+        if self.shift_t0 is None or r[3] >= self.shift_t0:
+            return False
+        return ((self.now - self.shift_t0) * r[4] * LN2_KERNEL /
+                HALFLIFE_S >= self.shift_missed)
+
+    def note(self, hit):
+        """The shift detector, at each read."""
+        dt, self.avg_t = self.now - self.avg_t, self.now
+        fl = math.exp(-dt / HALFLIFE_S)
+        fs = math.exp(-dt / SHIFT_SHORT_S)
+        a = self.avg
+        a[0], a[1] = a[0] * fl + hit, a[1] * fl + 1
+        a[2], a[3] = a[2] * fs + hit, a[3] * fs + 1
+        if not self.shift or self.now < SHIFT_ARM_S:
+            return
+        if (self.shift_t0 is not None and
+                self.now - self.shift_t0 >= EPOCH_S):
+            self.shift_t0 = None
+        span = HALFLIFE_S * (1 - math.exp(-self.now / HALFLIFE_S))
+        hl, rl = a[0] / span, a[1] / span
+        hs, rs = a[2] / SHIFT_SHORT_S, a[3] / SHIFT_SHORT_S
+        low = (hl > 0.2 * rl and hs * SHIFT_DROP < hl and
+               hs * SHIFT_DROP * rl < hl * rs)
+        if not low:
+            self.low_since = None
+            return
+        if self.low_since is None:
+            self.low_since = self.now
+        if (self.shift_t0 is None and
+                self.now - self.low_since >= self.shift_hold):
+            self.shift_t0 = self.now
+            self.shifts += 1
+            self.table.forget()
+            # One shift a drop: the next needs the hits back first.
+            self.low_since = math.inf
+
     def worth(self, r, epoch):
+        if self.shift_cut(r):
+            return 0.0
         w = decay(r[0], epoch - r[1]) * 0.25 ** max(0, epoch - r[2] - 1)
         return w * self.rate_factor(r, epoch)
 
     def cut(self, r, epoch):
         """A victim the rate rule cut below one read."""
         return (self.worth(r, epoch) < 1.0 and
-                self.rate_shift(r, epoch) >= RATE_CUT_SHIFT)
+                self.rate_shift(r, epoch) >= RATE_CUT_SHIFT) or \
+            self.shift_cut(r)
 
     def any_cut(self, epoch):
         if not self.cut_bar:
@@ -214,6 +284,7 @@ class Policy:
     def read(self, ext, epoch):
         """True for a hit, ext for a candidate to offer, else False."""
         r = self.res.get(ext)
+        self.note(r is not None)
         if r is not None:
             r[0] = decay(r[0], epoch - r[1]) + 1
             r[1] = r[2] = epoch
@@ -335,7 +406,7 @@ def moving(S, **rules):
             "steady_b": steady_b, "time_to_90_b_s": t90,
             "b_per_15s": [round(ratio(hits, tot, S + j, S + j + 15), 3)
                           for j in range(0, S, 15)],
-            "evictions": p.evictions}
+            "evictions": p.evictions, "shifts": p.shifts}
 
 
 def zipf(S, **rules):
@@ -351,7 +422,8 @@ def zipf(S, **rules):
             // EXTENT_BLOCKS
     hits, tot = run_closed(p, [src] * DEPTH, S)
     return {"steady": ratio(hits, tot, 2 * S // 3, S),
-            "reads_per_s": round(sum(tot[:S]) / S), "evictions": p.evictions}
+            "reads_per_s": round(sum(tot[:S]) / S), "evictions": p.evictions,
+            "shifts": p.shifts}
 
 
 def streaming(S, **rules):
@@ -381,7 +453,7 @@ def streaming(S, **rules):
     steady = ratio(hits, tot, 2 * secs // 3, secs)
     return {"steady_ssd_share": steady, "files_oracle": oracle,
             "steady_over_oracle": steady / oracle if oracle else None,
-            "evictions": p.evictions}
+            "evictions": p.evictions, "shifts": p.shifts}
 
 
 def main(argv):
@@ -405,28 +477,42 @@ def main(argv):
                     help="the epoch clock starts this fraction of an epoch "
                     "in (0 to 1; default 0: moving's move on an epoch's "
                     "boundary)")
+    ap.add_argument("--shift", action="store_true",
+                    help="the shift rule (see above; the model's only)")
+    ap.add_argument("--shift-missed", type=float, default=2.0,
+                    help="reads missed since a shift began that cut a "
+                    "replica (default 2)")
+    ap.add_argument("--shift-hold", type=float, default=2.0,
+                    help="seconds the drop must last (default 2)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     S = a.seconds or (150 if a.workload == "zipf" else 30)
     if not 0 <= a.epoch_phase < 1:
         ap.error("--epoch-phase: expected 0 to 1 (1 excluded)")
+    if a.shift_missed <= 0 or a.shift_hold < 0:
+        ap.error("--shift-missed: expected more than 0; --shift-hold: "
+                 "0 or more")
     a.rate_grace = None if a.no_rate_rule else a.rate_grace
     a.cut_bar = not a.no_rate_rule and not a.no_cut_bar
     fig = {"moving": moving, "zipf": zipf, "streaming": streaming}[
         a.workload](S, rate_grace=a.rate_grace, cut_bar=a.cut_bar,
                     tracked=a.tracked, table_hand=a.table_hand,
-                    epoch_phase=a.epoch_phase)
+                    epoch_phase=a.epoch_phase, shift=a.shift,
+                    shift_missed=a.shift_missed, shift_hold=a.shift_hold)
     out = {"workload": a.workload, "seconds": S,
            "rules": {"rate_grace": a.rate_grace, "cut_bar": a.cut_bar,
                      "tracked": a.tracked, "table_hand": a.table_hand,
-                     "epoch_phase": a.epoch_phase},
+                     "epoch_phase": a.epoch_phase, "shift": a.shift,
+                     "shift_missed": a.shift_missed,
+                     "shift_hold": a.shift_hold},
            "figures": fig}
     if a.json:
         print(json.dumps(out, indent=1))
     else:
         print(f"{a.workload} S={S} rate_grace={a.rate_grace} "
               f"cut_bar={a.cut_bar} tracked={a.tracked} "
-              f"table_hand={a.table_hand} epoch_phase={a.epoch_phase}: " +
+              f"table_hand={a.table_hand} epoch_phase={a.epoch_phase} "
+              f"shift={a.shift}: " +
               ", ".join(f"{k} {round(v, 3) if isinstance(v, float) else v}"
                         for k, v in fig.items()))
     return 0

@@ -135,3 +135,93 @@ def test_epoch_phase_starts_the_epoch_clock_into_an_epoch():
         assert min(seen) == 0
         # The first read of epoch 1 comes at its boundary, within a read.
         assert abs(seen[1] - first_tick) < 0.01
+
+
+def reads(p, until, step, hit):
+    """Reads every step seconds until until, each a hit or a miss."""
+    while p.now < until:
+        p.now += step
+        p.note(hit(p.now))
+
+
+def test_shift_detector_fires_after_a_held_drop_and_lasts_an_epoch():
+    p = pm.Policy(2, shift=True, shift_hold=2.0)
+    p.table.put(7, 5.0, 0, set())
+    # 60 s at 100 reads a second, 60% hits: no shift.
+    reads(p, 60.0, 0.01, lambda t: int(t * 100) % 5 < 3)
+    assert p.shifts == 0 and p.shift_t0 is None
+    # Then every read misses: the short average falls under a quarter of
+    # the long one's within a second or so, and 2 s after that it fires.
+    reads(p, 61.0, 0.01, lambda t: False)
+    assert p.shift_t0 is None
+    reads(p, 65.0, 0.01, lambda t: False)
+    assert p.shifts == 1 and 62.0 < p.shift_t0 < 65.0
+    # The heat table forgot its entries.
+    assert p.table.get(7, 4) == (0.0, 4)
+    # One epoch later the shift is over, and no second one begins while
+    # the drop lasts.
+    t0 = p.shift_t0
+    reads(p, t0 + 3 * pm.EPOCH_S, 0.01, lambda t: False)
+    assert p.shift_t0 is None and p.shifts == 1
+    # Hits come back, then go again: a second shift.
+    reads(p, p.now + 30, 0.01, lambda t: int(t * 100) % 5 < 3)
+    assert p.shifts == 1
+    reads(p, p.now + 10, 0.01, lambda t: False)
+    assert p.shifts == 2
+
+
+def test_shift_detector_ignores_a_drop_shorter_than_its_hold():
+    p = pm.Policy(2, shift=True, shift_hold=2.0)
+    reads(p, 60.0, 0.01, lambda t: int(t * 100) % 5 < 3)
+    # A second of misses, then hits again: the short average is low for
+    # less than 2 s.
+    reads(p, 61.0, 0.01, lambda t: False)
+    reads(p, 70.0, 0.01, lambda t: True)
+    assert p.shifts == 0
+    # Without --shift the detector only averages.
+    q = pm.Policy(2)
+    reads(q, 60.0, 0.01, lambda t: True)
+    reads(q, 70.0, 0.01, lambda t: False)
+    assert q.shifts == 0 and q.shift_t0 is None
+
+
+def test_a_shift_cuts_a_replica_unread_since_once_it_missed_the_reads():
+    p = full_ssd(rate_grace=2, cut_bar=True)
+    p.shift, p.shift_missed = True, 2.0
+    p.now = 40.0
+    p.shift_t0 = 40.0
+    r1, r2 = p.res[1], p.res[2]
+    # Extent 1 reads once a second: 2 missed 2 s after the shift began.
+    p.now = 41.5
+    assert not p.shift_cut(r1) and p.worth(r1, 2) > 0
+    p.now = 42.5
+    assert p.shift_cut(r1) and p.cut(r1, 2) and p.worth(r1, 2) == 0.0
+    # Extent 2 (0.46 a second) takes 4.3 s.
+    assert not p.shift_cut(r2)
+    p.now = 44.5
+    assert p.shift_cut(r2)
+    # A replica read since the shift began is not cut.
+    r1[3] = 41.0
+    assert not p.shift_cut(r1)
+    # Nor anything once the shift is over.
+    p.shift_t0 = None
+    assert not p.shift_cut(r2)
+
+
+def test_moving_adapts_sooner_with_a_shift_and_streaming_loses_at_60_s():
+    # The figures bench-baseline cites (*A shift of the working set,
+    # detected*), with the move at 1/3 of an epoch.
+    base = pm.moving(90, epoch_phase=0.33)
+    shift = pm.moving(90, epoch_phase=0.33, shift=True)
+    assert shift["shifts"] == 1 and base["shifts"] == 0
+    assert shift["time_to_90_b_s"] <= base["time_to_90_b_s"] - 10
+    assert abs(shift["steady_b"] - base["steady_b"]) < 0.01
+    # Streaming fires it too, and at 2 missed reads loses a fifth of its
+    # share; at 3 it does not.
+    sbase = pm.streaming(60)
+    s2 = pm.streaming(60, shift=True)
+    s3 = pm.streaming(60, shift=True, shift_missed=3.0)
+    assert s2["shifts"] >= 1
+    assert s2["steady_over_oracle"] < 0.85 * sbase["steady_over_oracle"]
+    assert abs(s3["steady_over_oracle"] - sbase["steady_over_oracle"]) \
+        < 0.01
