@@ -250,7 +250,7 @@ static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 	struct hottier_mslot *s;
 	unsigned long flags;
 	struct hottier_mlock *lock;
-	bool pinned;
+	bool pinned, recorded;
 	u32 slot;
 
 	if (!io->counted) {
@@ -266,8 +266,19 @@ static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 	lock = hottier_map_lock(m, extent, &flags);
 	slot = __hottier_map_find(m, extent);
 	s = slot == HOTTIER_NIL ? NULL : hottier_mslot(m, slot);
-	if (!s || hottier_mslot_state(s) != HOTTIER_S_RESIDENT)
-		goto hdd;
+	if (!s || hottier_mslot_state(s) != HOTTIER_S_RESIDENT) {
+		if (!lock->dropping)
+			goto hdd;
+		/*
+		 * A replica of an extent of this lock, maybe this one, was
+		 * dropped and its record is not invalidated yet: the HDD is
+		 * written after it is.
+		 */
+		hottier_map_unlock(lock, flags);
+		remap_hdd(ht, bio, offset);
+		hottier_persist_defer(ht, bio, HOTTIER_NIL);
+		return DM_MAPIO_SUBMITTED;
+	}
 	/*
 	 * Degraded: replicas go stale and are dropped by ssd_reset; a
 	 * recorded one waits for the SSD's map to be invalidated.
@@ -283,9 +294,10 @@ static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 	if (READ_ONCE(ht->args.write_policy) == HOTTIER_WRITE_AROUND) {
 		pinned = hottier_mslot_flags(s) & HOTTIER_SF_PINNED;
 		__hottier_map_remove(m, slot);
+		recorded = __hottier_persist_dropping(ht, lock, slot);
 		hottier_map_unlock(lock, flags);
 		remap_hdd(ht, bio, offset);
-		if (!hottier_replica_dropped(ht, slot, pinned))
+		if (!hottier_replica_dropped(ht, slot, pinned, recorded))
 			return DM_MAPIO_REMAPPED;
 		/* The HDD is written after the record is invalidated. */
 		hottier_persist_defer(ht, bio, HOTTIER_NIL);
@@ -347,8 +359,10 @@ static int map_range(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 	io->counted = true;
 	wtrack_range(ht, io->first, io->last, 1);
 	remap_hdd(ht, bio, offset);
-	if (!atomic_read(&ht->map.resident))
-		return DM_MAPIO_REMAPPED;
+	/*
+	 * Even with no replica left, an extent may have a record being
+	 * invalidated (drop_slot() says so): no shortcut.
+	 */
 	if (io->last - io->first < HOTTIER_DROP_WALK) {
 		for (extent = io->first; extent <= io->last; extent++)
 			if (hottier_drop_extent(ht, extent, true) > 1)
@@ -387,7 +401,9 @@ static void do_ranges(struct work_struct *ws)
 	while ((bio = bio_list_pop(&bios))) {
 		struct hottier_io *io = dm_per_bio_data(bio, sizeof(*io));
 
-		if (hottier_drop_range(ht, io->first, io->last, true))
+		/* An extent the walk found no replica of may have one too. */
+		if (hottier_drop_range(ht, io->first, io->last, true) ||
+		    hottier_map_any_dropping(&ht->map))
 			hottier_persist_defer(ht, bio, HOTTIER_NIL);
 		else
 			dm_submit_bio_remap(bio, NULL);
@@ -467,7 +483,7 @@ static void end_write_through(struct hottier *ht, struct hottier_io *io,
 {
 	struct hottier_mslot *s = hottier_mslot(&ht->map, io->slot);
 	struct bio_list waiting, keep;
-	bool dropped = false, pinned;
+	bool dropped = false, recorded = false, pinned;
 	unsigned long flags;
 	struct hottier_mlock *lock;
 	struct bio *bio;
@@ -482,6 +498,7 @@ static void end_write_through(struct hottier *ht, struct hottier_io *io,
 	    hottier_mslot_state(s) == HOTTIER_S_RESIDENT &&
 	    __hottier_map_find(&ht->map, io->first) == io->slot) {
 		__hottier_map_remove(&ht->map, io->slot);
+		recorded = __hottier_persist_dropping(ht, lock, io->slot);
 		dropped = true;
 	}
 	/* Under the extent's lock: no new waiter joins meanwhile. */
@@ -496,9 +513,9 @@ static void end_write_through(struct hottier *ht, struct hottier_io *io,
 	ht->blocked = keep;
 	spin_unlock(&ht->blocked_lock);
 	hottier_map_unlock(lock, flags);
-	/* Never recorded: the write that failed unrecorded it. */
+	/* Recorded (an intent): its slot goes after the invalidation. */
 	if (dropped)
-		hottier_replica_dropped(ht, io->slot, pinned);
+		hottier_replica_dropped(ht, io->slot, pinned, recorded);
 
 	if (!bio_list_empty(&waiting)) {
 		spin_lock_irqsave(&ht->redispatch_lock, flags);

@@ -1084,6 +1084,133 @@ static void loop_evicted_extent_returns_early(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kfifo_len(&r->p.cand), 1U);
 }
 
+/*
+ * The target's hook for an eviction, as __hottier_persist_dropping() does
+ * it: a recorded victim is counted under its lock. Counts its calls.
+ */
+static unsigned int hook_calls;
+
+static bool rig_dropping(void *ctx, struct hottier_mlock *lock, u32 slot)
+{
+	struct rig *r = ctx;
+
+	hook_calls++;
+	if (!(hottier_mslot_rec(hottier_mslot(&r->map, slot)) &
+	      HOTTIER_MR_REC))
+		return false;
+	__hottier_map_dropping(&r->map, lock);
+	return true;
+}
+
+/* Mark @extent's replica recorded, as a commit does. */
+static void rig_record(struct rig *r, u64 extent)
+{
+	struct hottier_mlock *lock;
+	unsigned long flags;
+
+	lock = hottier_map_lock(&r->map, extent, &flags);
+	__hottier_mslot_set_rec(hottier_mslot(&r->map, resident(r, extent)),
+				HOTTIER_MR_REC, 0);
+	hottier_map_unlock(lock, flags);
+}
+
+static u32 dropping_at(struct rig *r, u64 extent)
+{
+	struct hottier_mlock *lock;
+	unsigned long flags;
+	u32 n;
+
+	lock = hottier_map_lock(&r->map, extent, &flags);
+	n = lock->dropping;
+	hottier_map_unlock(lock, flags);
+	return n;
+}
+
+/*
+ * An eviction takes a recorded victim out of the index and, under the
+ * same lock, has the target count it (writes to its extents then wait for
+ * its record's invalidation) until the target says it is written; an
+ * unrecorded victim is not counted. The work item says which.
+ */
+static void loop_recorded_victim_holds_its_lock_until_invalidated(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 2, 64);
+	struct hottier_mlock *lock;
+	struct hottier_work w;
+	unsigned long flags;
+	u64 victim;
+
+	r->p.dropping = rig_dropping;
+	r->p.ctx = r;
+	hook_calls = 0;
+	reads(r, 0, 6);
+	reads(r, 1, 7);
+	rig_work(r);
+	KUNIT_ASSERT_EQ(test, r->promotions, 2ULL);
+	KUNIT_EXPECT_EQ(test, hook_calls, 0U);
+	rig_record(r, 0);
+	KUNIT_EXPECT_FALSE(test, hottier_map_any_dropping(&r->map));
+
+	/* Extent 0 (6 reads) gives way to 100 (10 reads): recorded. */
+	reads(r, 100, 10);
+	KUNIT_ASSERT_EQ(test, hottier_policy_next(&r->p, &w), 0);
+	KUNIT_EXPECT_TRUE(test, w.evicted);
+	KUNIT_EXPECT_EQ(test, w.victim, 0ULL);
+	KUNIT_EXPECT_TRUE(test, w.dropping);
+	KUNIT_EXPECT_EQ(test, hook_calls, 1U);
+	KUNIT_EXPECT_EQ(test, resident(r, 0), HOTTIER_NIL);
+	KUNIT_EXPECT_EQ(test, dropping_at(r, 0), 1U);
+	KUNIT_EXPECT_TRUE(test, hottier_map_any_dropping(&r->map));
+	/* Its record is written: the lock has none left. */
+	lock = hottier_map_lock(&r->map, w.victim, &flags);
+	KUNIT_EXPECT_TRUE(test, __hottier_map_dropped(&r->map, lock));
+	hottier_map_unlock(lock, flags);
+	KUNIT_EXPECT_FALSE(test, hottier_map_any_dropping(&r->map));
+	hottier_policy_start(&r->p, &w);
+	hottier_policy_done(&r->p, &w, true);
+
+	/* Extent 1 (7 reads, not recorded) gives way to 200: not counted. */
+	reads(r, 200, 12);
+	KUNIT_ASSERT_EQ(test, hottier_policy_next(&r->p, &w), 0);
+	KUNIT_EXPECT_EQ(test, w.victim, 1ULL);
+	KUNIT_EXPECT_FALSE(test, w.dropping);
+	KUNIT_EXPECT_EQ(test, hook_calls, 2U);
+	KUNIT_EXPECT_FALSE(test, hottier_map_any_dropping(&r->map));
+	hottier_policy_start(&r->p, &w);
+	hottier_policy_done(&r->p, &w, true);
+	victim = w.victim;
+	KUNIT_EXPECT_EQ(test, resident(r, victim), HOTTIER_NIL);
+}
+
+/* Two drops under one lock: it holds until both are written. */
+static void map_dropping_counts_per_lock(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 4, 64);
+	struct hottier_mlock *a, *b;
+	unsigned long flags;
+
+	a = &r->map.locks[3];
+	b = &r->map.locks[HOTTIER_MAP_LOCKS - 1];
+	spin_lock_irqsave(&a->lock, flags);
+	__hottier_map_dropping(&r->map, a);
+	__hottier_map_dropping(&r->map, a);
+	spin_unlock_irqrestore(&a->lock, flags);
+	spin_lock_irqsave(&b->lock, flags);
+	__hottier_map_dropping(&r->map, b);
+	spin_unlock_irqrestore(&b->lock, flags);
+	KUNIT_EXPECT_TRUE(test, hottier_map_any_dropping(&r->map));
+	spin_lock_irqsave(&a->lock, flags);
+	KUNIT_EXPECT_FALSE(test, __hottier_map_dropped(&r->map, a));
+	KUNIT_EXPECT_TRUE(test, __hottier_map_dropped(&r->map, a));
+	spin_unlock_irqrestore(&a->lock, flags);
+	/* The last lock still counts one. */
+	KUNIT_EXPECT_TRUE(test, hottier_map_any_dropping(&r->map));
+	spin_lock_irqsave(&b->lock, flags);
+	KUNIT_EXPECT_TRUE(test, __hottier_map_dropped(&r->map, b));
+	spin_unlock_irqrestore(&b->lock, flags);
+	KUNIT_EXPECT_FALSE(test, hottier_map_any_dropping(&r->map));
+}
+
 /* Reads of @first..@first + @n - 1, @per each, round after round. */
 static void reads_round(struct rig *r, u64 first, u64 n, unsigned int per)
 {
@@ -1291,6 +1418,7 @@ static struct kunit_case hottier_map_cases[] = {
 	KUNIT_CASE(map_range_walk_by_groups),
 	KUNIT_CASE(map_range_walk_without_index),
 	KUNIT_CASE_SLOW(map_victim_visits_at_most_64_at_1m_slots),
+	KUNIT_CASE(map_dropping_counts_per_lock),
 	{}
 };
 
@@ -1306,6 +1434,7 @@ static struct kunit_case hottier_loop_cases[] = {
 	KUNIT_CASE(loop_pins_hold_against_hotter_extents),
 	KUNIT_CASE(loop_unpinned_before_copy_leaves_nothing),
 	KUNIT_CASE(loop_evicted_extent_returns_early),
+	KUNIT_CASE(loop_recorded_victim_holds_its_lock_until_invalidated),
 	KUNIT_CASE(loop_moved_hot_set_takes_over),
 	KUNIT_CASE(loop_moved_hot_set_takes_the_table),
 	KUNIT_CASE(loop_replicas_still_read_keep_their_slots),

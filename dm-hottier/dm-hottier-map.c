@@ -310,8 +310,10 @@ int hottier_map_init(struct hottier_map *m, u32 nr_slots)
 	for (i = 0; i < HOTTIER_MAP_LEVELS; i++)
 		if (hbm_init(&m->level[i], nr_slots))
 			goto nomem;
-	for (i = 0; i < HOTTIER_MAP_LOCKS; i++)
+	for (i = 0; i < HOTTIER_MAP_LOCKS; i++) {
 		spin_lock_init(&m->locks[i].lock);
+		m->locks[i].dropping = 0;
+	}
 	spin_lock_init(&m->qlock);
 	spin_lock_init(&m->rlock);
 	for (i = 0; i < nr_buckets; i++)
@@ -568,6 +570,46 @@ void hottier_map_unlock(struct hottier_mlock *lock, unsigned long flags)
 	spin_unlock_irqrestore(&lock->lock, flags);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_unlock);
+
+/*
+ * A recorded replica of an extent under @lock (held) left the index, and
+ * its record is being invalidated: writes to the extents under @lock that
+ * find no replica wait until __hottier_map_dropped() says none is left.
+ */
+void __hottier_map_dropping(struct hottier_map *m, struct hottier_mlock *lock)
+{
+	lock->dropping++;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_map_dropping);
+
+/* Its record is invalidated (@lock held): true if none is left there. */
+bool __hottier_map_dropped(struct hottier_map *m, struct hottier_mlock *lock)
+{
+	if (WARN_ON_ONCE(!lock->dropping))
+		return true;
+	return !--lock->dropping;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_map_dropped);
+
+/*
+ * Whether a record is being invalidated under any lock, each looked at
+ * under its lock: for a range too long to look up extent by extent. A
+ * replica dropped before this looked at its lock is counted there.
+ */
+bool hottier_map_any_dropping(struct hottier_map *m)
+{
+	unsigned long flags;
+	bool any = false;
+	unsigned int i;
+
+	for (i = 0; i < HOTTIER_MAP_LOCKS && !any; i++) {
+		spin_lock_irqsave(&m->locks[i].lock, flags);
+		any = m->locks[i].dropping;
+		spin_unlock_irqrestore(&m->locks[i].lock, flags);
+	}
+	return any;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_any_dropping);
 
 /* The slot copying or holding @extent, or HOTTIER_NIL. */
 u32 __hottier_map_find(struct hottier_map *m, u64 extent)

@@ -164,7 +164,14 @@ struct hottier_hbm {
 
 /* One of the map's bucket locks (hottier_map_lock()). */
 struct hottier_mlock {
-	spinlock_t lock;	/* protects its buckets' chains and slots */
+	spinlock_t lock;	/* protects its buckets' chains, slots, dropping */
+	/*
+	 * Recorded replicas of its extents taken out of the index whose
+	 * records on the SSD are not invalidated yet: while there are, a
+	 * write to one of its extents that finds no replica waits for the
+	 * invalidation (the HDD must not change under a valid record).
+	 */
+	unsigned int dropping;
 };
 
 struct hottier_map {
@@ -248,6 +255,10 @@ struct hottier_mlock *hottier_map_lock(struct hottier_map *m, u64 extent,
 	__acquires(lock->lock);
 void hottier_map_unlock(struct hottier_mlock *lock, unsigned long flags)
 	__releases(lock->lock);
+void __hottier_map_dropping(struct hottier_map *m,
+			    struct hottier_mlock *lock);
+bool __hottier_map_dropped(struct hottier_map *m, struct hottier_mlock *lock);
+bool hottier_map_any_dropping(struct hottier_map *m);
 
 /* These expect the extent's bucket lock held (hottier_map_lock()). */
 u32 __hottier_map_find(struct hottier_map *m, u64 extent);

@@ -41,15 +41,16 @@ void hottier_slot_put(struct hottier *ht, u32 slot)
  * Drop the replica of @extent if it is resident, in @slot (HOTTIER_NIL:
  * whichever slot holds it), and (unless @pinned_too) unpinned; its slot
  * frees once its I/O completed. One lookup under the extent's lock.
- * Expects nothing locked. 0: not dropped; 1: dropped; 2: dropped, and its
- * record on the SSD is being invalidated (what writes the HDD waits).
+ * Expects nothing locked. 0: not dropped; 1: dropped; 2: a record of the
+ * extent on the SSD is being invalidated, this replica's or one dropped
+ * before (what writes the HDD waits).
  */
 static int drop_slot(struct hottier *ht, u32 slot, u64 extent,
 		     bool pinned_too)
 {
 	struct hottier_mlock *lock;
 	struct hottier_mslot *s;
-	bool dropped = false, pinned = false;
+	bool dropped = false, pinned = false, recorded = false, waits;
 	unsigned long flags;
 	u32 found;
 
@@ -60,24 +61,29 @@ static int drop_slot(struct hottier *ht, u32 slot, u64 extent,
 		pinned = hottier_mslot_flags(s) & HOTTIER_SF_PINNED;
 		dropped = hottier_mslot_state(s) == HOTTIER_S_RESIDENT &&
 			  (pinned_too || !pinned);
-		if (dropped)
+		if (dropped) {
 			__hottier_map_remove(&ht->map, found);
+			recorded = __hottier_persist_dropping(ht, lock, found);
+		}
 	}
+	waits = lock->dropping;
 	hottier_map_unlock(lock, flags);
-	if (!dropped)
-		return 0;
-	return hottier_replica_dropped(ht, found, pinned) ? 2 : 1;
+	if (dropped)
+		hottier_replica_dropped(ht, found, pinned, recorded);
+	return waits ? 2 : dropped;
 }
 
 /*
- * After __hottier_map_remove() of a replica: count it, put its reference
+ * After __hottier_map_remove() of a replica and, under the same lock,
+ * __hottier_persist_dropping() (@recorded): count it, put its reference
  * (after its record's invalidation, if it is recorded: then true), and
  * have a pinned one copied again.
  */
-bool hottier_replica_dropped(struct hottier *ht, u32 slot, bool pinned)
+bool hottier_replica_dropped(struct hottier *ht, u32 slot, bool pinned,
+			     bool recorded)
 {
-	bool recorded = hottier_persist_drop(ht, slot);
-
+	if (recorded)
+		hottier_persist_drop(ht, slot);
 	stat_add(ht, HOTTIER_STAT_DEMOTIONS, 1);
 	if (!recorded)
 		hottier_slot_put(ht, slot);
@@ -374,7 +380,7 @@ static void do_promote(struct work_struct *ws)
 		if (mig->w.evicted) {
 			stat_add(ht, HOTTIER_STAT_DEMOTIONS, 1);
 			/* Its record is invalidated before the slot is reused. */
-			if (!hottier_persist_evicted(ht, mig->w.slot)) {
+			if (!hottier_persist_evicted(ht, &mig->w)) {
 				hottier_policy_cancel(&ht->policy, &mig->w);
 				release_mig(ht, mig);
 				break;
@@ -429,6 +435,8 @@ int hottier_alloc_tables(struct hottier *ht, char **error)
 		return r;
 	}
 	r = hottier_policy_init(&ht->policy, &ht->map, tracked);
+	ht->policy.dropping = hottier_persist_dropping_hook;
+	ht->policy.ctx = ht;
 	if (r) {
 		snprintf(ht->error, sizeof(ht->error),
 			 "Cannot allocate the heat table: %llu bytes for %llu extents",

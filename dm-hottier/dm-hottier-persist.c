@@ -21,7 +21,9 @@
  *    means waits for its invalidation to be on the SSD (FUA): the first
  *    write-through to it, a write-around, discard or write zeroes that
  *    drops it, a drop by a message or an error (its slot is not reused
- *    before), and an eviction (its copy does not start before). Writes to
+ *    before), and an eviction (its copy does not start before). So does
+ *    any other write, discard or write zeroes to the extent until then,
+ *    though it finds no replica (__hottier_persist_dropping()). Writes to
  *    replicas that are not recorded, and reads, add no metadata I/O.
  *  - Degraded, the SSD cannot be trusted to take an invalidation: the
  *    superblock gets a new nonce before any write that meets a recorded
@@ -906,6 +908,21 @@ static void mark_inval(struct hottier *ht, u32 slot)
 }
 
 /*
+ * A record of @extent marked by __hottier_persist_dropping() is written:
+ * writes to the extents of its lock stop waiting for invalidations once
+ * none is left there.
+ */
+static void dropped(struct hottier *ht, u64 extent)
+{
+	struct hottier_mlock *lock;
+	unsigned long flags;
+
+	lock = hottier_map_lock(&ht->map, extent, &flags);
+	__hottier_map_dropped(&ht->map, lock);
+	hottier_map_unlock(lock, flags);
+}
+
+/*
  * The invalidation worker: the records of dropped slots and of replicas
  * about to be written through, then the slots go back and the I/O that
  * waited is sent (or fails, if the SSD is stuck).
@@ -935,31 +952,58 @@ static void do_invalidate(struct work_struct *ws)
 		s->hnext = HOTTIER_NIL;
 		/* Ours: dropped, out of the index. */
 		__hottier_mslot_set_rec(s, 0, HOTTIER_MR_ALL);
+		dropped(ht, hottier_mslot_extent(s));
 		hottier_slot_put(ht, slot);
 	}
 	hottier_io_invalidated(ht, &bios, r ? BLK_STS_IOERR : BLK_STS_OK);
 }
 
 /*
- * A replica was dropped (__hottier_map_remove()) and its reference is
- * the caller's: if it is recorded, its slot goes back only after the
- * invalidation, and true is returned (I/O that dropped it must wait for
- * it too: hottier_persist_defer()).
+ * Under @lock, just after __hottier_map_remove() of @slot's replica: if it
+ * is recorded, its record is marked for invalidation, and until that is
+ * written (dropped()) a write to an extent of @lock that finds no replica
+ * waits for an invalidation too (map_write(), map_range()), as the write
+ * that dropped it does: the HDD must not change while the SSD may still
+ * hold a valid record of the extent, or a crash in between brings back a
+ * stale replica. Such a write is sent by a run of the invalidation worker
+ * that began after it was queued, which writes every record marked
+ * before: this one, marked under @lock before the count it saw. True if
+ * it is recorded: then hottier_persist_drop() (or, for an eviction,
+ * hottier_persist_evicted()) follows.
  */
-bool hottier_persist_drop(struct hottier *ht, u32 slot)
+bool __hottier_persist_dropping(struct hottier *ht,
+				struct hottier_mlock *lock, u32 slot)
+{
+	if (!hottier_recorded(ht, hottier_mslot(&ht->map, slot)))
+		return false;
+	mark_inval(ht, slot);
+	__hottier_map_dropping(&ht->map, lock);
+	return true;
+}
+
+/* The policy's, for an eviction (struct hottier_policy.dropping). */
+bool hottier_persist_dropping_hook(void *ctx, struct hottier_mlock *lock,
+				   u32 slot)
+{
+	return __hottier_persist_dropping(ctx, lock, slot);
+}
+
+/*
+ * A recorded replica was dropped (__hottier_map_remove() and
+ * __hottier_persist_dropping()) and its reference is the caller's: its
+ * slot goes back only after the invalidation (I/O that dropped it must
+ * wait for it too: hottier_persist_defer()).
+ */
+void hottier_persist_drop(struct hottier *ht, u32 slot)
 {
 	struct hottier_mslot *s = hottier_mslot(&ht->map, slot);
 	unsigned long flags;
 
-	if (!hottier_recorded(ht, s))
-		return false;
-	mark_inval(ht, slot);
 	spin_lock_irqsave(&ht->inval_lock, flags);
 	s->hnext = ht->inval_slots;
 	ht->inval_slots = slot;
 	spin_unlock_irqrestore(&ht->inval_lock, flags);
 	queue_work(ht->wq, &ht->inval_work);
-	return true;
 }
 
 /*
@@ -984,21 +1028,23 @@ void hottier_persist_defer(struct hottier *ht, struct bio *bio, u32 slot)
 
 /*
  * An evicted victim's slot, the caller's (the promotion worker's): its
- * record is invalidated before the copy into it starts. False if that
- * failed: the slot is given back.
+ * record, marked as the eviction took it out of the index (@w->dropping),
+ * is invalidated before the copy into it starts. False if that failed:
+ * the slot is given back.
  */
-bool hottier_persist_evicted(struct hottier *ht, u32 slot)
+bool hottier_persist_evicted(struct hottier *ht, struct hottier_work *w)
 {
-	struct hottier_mslot *s = hottier_mslot(&ht->map, slot);
+	struct hottier_mslot *s = hottier_mslot(&ht->map, w->slot);
 	int r;
 
-	if (!hottier_recorded(ht, s))
+	if (!w->dropping)
 		return true;
 	mutex_lock(&ht->rec_lock);
 	__hottier_mslot_set_rec(s, 0, HOTTIER_MR_ALL);
-	mark_inval(ht, slot);
 	r = write_invalidations(ht);
 	mutex_unlock(&ht->rec_lock);
+	dropped(ht, w->victim);
+	w->dropping = false;
 	return !r;
 }
 

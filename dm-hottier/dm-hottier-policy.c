@@ -388,8 +388,10 @@ static u32 take_heat(struct hottier_policy *p, u64 extent)
  * and unpinned: its slot becomes the candidate's (RESERVED, with the
  * replica's reference), and its heat is kept in the heat table, so a
  * victim read again soon comes back early (the ghost of smq and ARC).
+ * *@dropping: the target marked its record for invalidation.
  */
-static bool evict(struct hottier_policy *p, u32 slot, u64 extent, u32 heat)
+static bool evict(struct hottier_policy *p, u32 slot, u64 extent, u32 heat,
+		  bool *dropping)
 {
 	struct hottier_mslot *s = hottier_mslot(p->map, slot);
 	unsigned long flags;
@@ -400,8 +402,10 @@ static bool evict(struct hottier_policy *p, u32 slot, u64 extent, u32 heat)
 	ok = __hottier_map_find(p->map, extent) == slot &&
 	     hottier_mslot_state(s) == HOTTIER_S_RESIDENT &&
 	     !(hottier_mslot_flags(s) & HOTTIER_SF_PINNED);
-	if (ok)
+	if (ok) {
 		__hottier_map_remove(p->map, slot);
+		*dropping = p->dropping && p->dropping(p->ctx, lock, slot);
+	}
 	hottier_map_unlock(lock, flags);
 	if (ok)
 		keep_heat(p, extent, heat);
@@ -465,7 +469,7 @@ int hottier_policy_next(struct hottier_policy *p, struct hottier_work *w)
 		if (hottier_policy_promote(w->heat, w->pinned, threshold,
 					   false, &victim) !=
 		    HOTTIER_PROMOTE_EVICT ||
-		    !evict(p, vslot, vextent, victim.heat)) {
+		    !evict(p, vslot, vextent, victim.heat, &w->dropping)) {
 			keep_heat(p, w->extent, w->heat);
 			unclaim(p, w->extent);
 			continue;

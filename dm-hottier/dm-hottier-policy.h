@@ -82,6 +82,13 @@ struct hottier_policy {
 	/* Extents of work items handed out, not yet in the map's index. */
 	u64 pending[HOTTIER_POLICY_PENDING];
 	unsigned int nr_pending;
+	/*
+	 * The target's, or NULL: called under the victim's lock as an
+	 * eviction takes it out of the index, true if its record is to be
+	 * invalidated (hottier_work.dropping).
+	 */
+	bool (*dropping)(void *ctx, struct hottier_mlock *lock, u32 slot);
+	void *ctx;
 };
 
 /* Where a candidate came from. */
@@ -98,6 +105,7 @@ struct hottier_work {
 	u32 heat;			/* the extent's, carried to its slot */
 	bool pinned;
 	bool evicted;			/* @slot held @victim's replica */
+	bool dropping;			/* ... recorded: see ->dropping */
 	u64 victim;
 	unsigned int visits;		/* slots the victim search looked at */
 };

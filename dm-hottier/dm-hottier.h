@@ -388,7 +388,8 @@ int hottier_alloc_tables(struct hottier *ht, char **error);
 int hottier_init_migration(struct hottier *ht, char **error);
 void hottier_slot_get(struct hottier *ht, u32 slot);
 void hottier_slot_put(struct hottier *ht, u32 slot);
-bool hottier_replica_dropped(struct hottier *ht, u32 slot, bool pinned);
+bool hottier_replica_dropped(struct hottier *ht, u32 slot, bool pinned,
+			     bool recorded);
 int hottier_drop_extent(struct hottier *ht, u64 extent, bool pinned_too);
 bool hottier_drop_range(struct hottier *ht, u64 first, u64 last,
 			bool pinned_too);
@@ -415,9 +416,13 @@ void hottier_persist_apply_pins(struct hottier *ht);
 int hottier_persist_pin_room(struct hottier *ht);
 int hottier_persist_pins(struct hottier *ht);
 int hottier_persist_sync(struct hottier *ht);
-bool hottier_persist_drop(struct hottier *ht, u32 slot);
+bool __hottier_persist_dropping(struct hottier *ht,
+				struct hottier_mlock *lock, u32 slot);
+bool hottier_persist_dropping_hook(void *ctx, struct hottier_mlock *lock,
+				   u32 slot);
+void hottier_persist_drop(struct hottier *ht, u32 slot);
 void hottier_persist_defer(struct hottier *ht, struct bio *bio, u32 slot);
-bool hottier_persist_evicted(struct hottier *ht, u32 slot);
+bool hottier_persist_evicted(struct hottier *ht, struct hottier_work *w);
 void hottier_persist_installed(struct hottier *ht, u32 slot, u64 extent);
 void hottier_persist_started(struct hottier *ht);
 

@@ -7,15 +7,19 @@ devices that outlive the dm device. test_crash.py cuts both members while
 the device runs."""
 
 import contextlib
+import fcntl
 import hashlib
 import mmap
 import os
 import re
 import statistics
+import struct
 import subprocess
 import tempfile
 import threading
 import time
+
+import pytest
 
 import devices
 import directio
@@ -227,6 +231,88 @@ def test_a_crash_after_writes_keeps_no_stale_replica(hottier_module):
                 "are kept, 0 dropped" % intents in log.new(), log.new()
             assert digest(d.path, 4) == expect
             assert scrub(d)["scrub_mismatches"] == 0
+
+
+BLKDISCARD = 0x1277
+
+
+def hdd_blocks(path, n):
+    with directio.Direct(path) as r:
+        return r.read(0, n * 4096)
+
+
+@pytest.mark.parametrize("second", ["write", "discard", "long_discard"])
+def test_writes_after_a_drop_wait_for_the_records_invalidation(
+        hottier_module, second):
+    """Write-around: a write to a recorded replica drops it, and the HDD
+    gets it once the record on the SSD is invalidated. A second write to
+    the extent, which finds no replica, waits as well (a discard too, of
+    one block or of a range walked by the worker): the HDD must not change
+    while the SSD may still hold a valid record of the extent, or a crash
+    in between brings the replica back, stale. The SSD's wrapper is held
+    (suspended): neither reaches the HDD until it resumes."""
+    with wrapped(21) as (h, s, w):
+        line = table(h.path, w.path, "wwn-0x5000c500a1b2c3d4",
+                     "write_policy", "around")
+        with devices.DmDevice(unique("ht"), line) as d:
+            d.message("promote", "0", str(EXTENT))
+            settled(d, 1)
+            c = recorded(d)
+            assert (c["slots_used"], c["map"]) == (1, "open"), c
+            before = hdd_blocks(h.path, 2)
+            new = [bytes([0xa5]) * 4096, bytes([0x5a]) * 4096]
+            done, errors = [], []
+
+            def run(what):
+                try:
+                    if what == "write0":
+                        with directio.Direct(d.path, write=True,
+                                             max_bytes=4096) as o:
+                            o.write(0, new[0])
+                    elif what == "write":
+                        with directio.Direct(d.path, write=True,
+                                             max_bytes=4096) as o:
+                            o.write(4096, new[1])
+                    else:
+                        # Block 1, or on to the end of extent 99 (past
+                        # HOTTIER_DROP_WALK: the worker walks the range).
+                        n = 4096 if what == "discard" else \
+                            100 * EXTENT * 512 - 4096
+                        fd = os.open(d.path, os.O_WRONLY)
+                        try:
+                            fcntl.ioctl(fd, BLKDISCARD,
+                                        struct.pack("QQ", 4096, n))
+                        finally:
+                            os.close(fd)
+                    done.append(what)
+                except Exception as e:      # noqa: BLE001: asserted below
+                    errors.append(f"{what}: {e!r}")
+
+            devices.run("dmsetup", "suspend", "--noflush", "--nolockfs",
+                        w.name)
+            threads = []
+            try:
+                for what in ("write0", second):
+                    t = threading.Thread(target=run, args=(what,))
+                    t.start()
+                    threads.append(t)
+                    time.sleep(1.0)
+                # The first waits for its invalidation, the second too.
+                assert done == [] and errors == [], (done, errors)
+                assert hdd_blocks(h.path, 2) == before
+            finally:
+                devices.run("dmsetup", "resume", w.name)
+            for t in threads:
+                t.join(30)
+            assert errors == [] and sorted(done) == sorted(
+                ["write0", second]), (done, errors)
+            after = hdd_blocks(h.path, 2)
+            assert after[:4096] == new[0]
+            assert after[4096:] == (new[1] if second == "write"
+                                    else bytes(4096))
+            c = info(d)
+            assert c["slots_used"] == 0, c
+            assert digest(d.path, 1) == digest(h.path, 1)
 
 
 def test_a_crash_drops_an_intent_whose_ssd_half_did_not_land(
