@@ -1,7 +1,6 @@
-"""devices.PrivateDmDevice, through which test_crash.py's drop_writes
-round checks its images: made and removed with device-mapper's ioctls and
-a udev cookie that turns udev's device-mapper rules off, as LVM's hidden
-layers are. Its table is the one given, its node is the kernel's, and
+"""devices.PrivateDmDevice, through which test_crash.py checks its crash
+images: made and removed with device-mapper's ioctls and a udev cookie
+that turns udev's device-mapper rules off, as LVM's hidden layers are. Its table is the one given, its node is the kernel's, and
 udev neither links nor probes it; a refused table leaves no device."""
 
 import os

@@ -12,8 +12,8 @@ create() and remove() are for private devices (devices.PrivateDmDevice):
 their udev cookie carries only the flags that turn udev's device-mapper
 rules off (no /dev/mapper link, no blkid probe, no watch), as LVM does
 for its hidden layers, and nothing waits for udev (3.3 s a device
-created and removed beside a load, under TCG). The drop_writes round of
-test_crash.py checks its images through them. remove() with a cookie of
+created and removed beside a load, under TCG). test_crash.py checks its
+crash images through them. remove() with a cookie of
 0 removes a device dmsetup made, without waiting for udev to handle it.
 """
 
