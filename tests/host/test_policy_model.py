@@ -209,19 +209,18 @@ def test_a_shift_cuts_a_replica_unread_since_once_it_missed_the_reads():
 
 
 def test_moving_adapts_sooner_with_a_shift_and_streaming_loses_at_60_s():
-    # The figures bench-baseline cites (*A shift of the working set,
-    # detected*), with the move at 1/3 of an epoch.
-    base = pm.moving(90, epoch_phase=0.33)
-    shift = pm.moving(90, epoch_phase=0.33, shift=True)
+    # The effects bench-baseline cites (*A shift of the working set,
+    # detected*), at 30 s a phase with the move at 1/3 of an epoch:
+    # phase B's steady ratio, 12.4% without, 39.1% with.
+    base = pm.moving(30, epoch_phase=0.33)
+    shift = pm.moving(30, epoch_phase=0.33, shift=True)
     assert shift["shifts"] == 1 and base["shifts"] == 0
-    assert shift["time_to_90_b_s"] <= base["time_to_90_b_s"] - 10
-    assert abs(shift["steady_b"] - base["steady_b"]) < 0.01
+    assert shift["steady_b"] > 2 * base["steady_b"]
+    assert shift["time_to_90_b_s"] < base["time_to_90_b_s"]
+    assert abs(shift["steady_a"] - base["steady_a"]) < 0.01
     # Streaming fires it too, and at 2 missed reads loses a fifth of its
-    # share; at 3 it does not.
+    # share.
     sbase = pm.streaming(60)
     s2 = pm.streaming(60, shift=True)
-    s3 = pm.streaming(60, shift=True, shift_missed=3.0)
-    assert s2["shifts"] >= 1
+    assert s2["shifts"] >= 1 and sbase["shifts"] == 0
     assert s2["steady_over_oracle"] < 0.85 * sbase["steady_over_oracle"]
-    assert abs(s3["steady_over_oracle"] - sbase["steady_over_oracle"]) \
-        < 0.01
