@@ -1105,12 +1105,12 @@ static bool rig_dropping(void *ctx, struct hottier_mlock *lock, u32 slot)
 /* Mark @extent's replica recorded, as a commit does. */
 static void rig_record(struct rig *r, u64 extent)
 {
+	u32 slot = resident(r, extent);		/* takes the lock */
 	struct hottier_mlock *lock;
 	unsigned long flags;
 
 	lock = hottier_map_lock(&r->map, extent, &flags);
-	__hottier_mslot_set_rec(hottier_mslot(&r->map, resident(r, extent)),
-				HOTTIER_MR_REC, 0);
+	__hottier_mslot_set_rec(hottier_mslot(&r->map, slot), HOTTIER_MR_REC, 0);
 	hottier_map_unlock(lock, flags);
 }
 
