@@ -14,7 +14,8 @@ heat table's ties*).
   policy_model.py moving|zipf|streaming [--seconds S] [--rate-grace G]
                   [--no-rate-rule] [--no-cut-bar] [--tracked X]
                   [--table-hand] [--epoch-phase F]
-                  [--shift [--shift-missed M] [--shift-hold H]] [--json]
+                  [--shift [--shift-missed M] [--shift-hold H]
+                           [--shift-all-reads]] [--json]
 
 The model:
 - Devices: an HDD serving one request at a time in 5 ms and an SSD
@@ -51,22 +52,31 @@ The model:
 alone); --no-cut-bar keeps the rate rule without the cut bar.
 
 --shift, a rule tried in the model only (bench-baseline.md, *A shift of
-the working set, detected*): the device's hits and reads are averaged
-over the half-life and over 2 s; when the short average's hits and hit
-ratio have both been under a quarter of the long one's for --shift-hold
-seconds (2), a shift begins (one a drop), for one epoch: the heat table
-forgets every entry, and a replica unread since the shift began is cut
-(worth nothing) once the rate of its last read says it missed
---shift-missed reads (2) since then. The detector is armed 10 s into a
-run.
+the working set, detected* and *The shift detector counts fresh
+reads*): the device's hits and reads that start somewhere new are
+averaged over the half-life and over 2 s; a read that continues a
+stream (its reader's extent is the reader's previous one + 1) is one
+decision repeated, not evidence of where the hot set is, and is not
+counted (the kernel's hottier_seq_note() tells these apart). When the
+short average's hits and hit ratio have both been under a quarter of
+the long one's for --shift-hold seconds (2), a shift begins (one a
+drop). As the kernel will run it, a shift ticks the epoch clock at
+once (heat decays a quarter step, as at any tick; the next tick comes a
+whole epoch later), and lasts until that next tick: the heat table
+forgets every entry, and a replica last read in an epoch before the
+shift's is cut (worth nothing) once the rate of its last read says it
+missed --shift-missed reads (2) in the whole seconds since the shift
+began. The detector is armed 10 s into a run. --shift-all-reads feeds
+it every read, continuing ones too (the rule first tried).
 
 The epoch clock: the model's starts with the run, so moving's move falls
-on an epoch's boundary. The kernel's starts with the device, and a move
-falls anywhere in an epoch. The rate rule counts whole epochs unread, so
-its figures depend on where: --epoch-phase F starts the clock F of an
-epoch in. Moving at 90 s: 37, 47 and 42 s to 90% at 0, 1/3 and 2/3
-(the epoch rule alone, 61 s at 1/3); the kernel measured 47 s, its
-phase B per 15 s between the model's at 1/3 and at 2/3.
+on an epoch's boundary (under --shift, a shift ticks it too). The
+kernel's starts with the device, and a move falls anywhere in an epoch.
+The rate rule counts whole epochs unread, so its figures depend on
+where: --epoch-phase F starts the clock F of an epoch in. Moving at
+90 s: 37, 47 and 42 s to 90% at 0, 1/3 and 2/3 (the epoch rule alone,
+61 s at 1/3); the kernel measured 47 s, its phase B per 15 s between the
+model's at 1/3 and at 2/3.
 
 The workloads are issue 14's (tests/bench/workloads.py) at the bench's
 sizes: moving (4k reads, zoned A then B, 256 MiB HDD, 32 MiB SSD of
@@ -185,21 +195,27 @@ class HeatTable:
 
 class Policy:
     """Replicas (extent -> [heat, epoch, last read epoch, last read time,
-    heat at the last read]), the copies pending, and the heat table."""
+    heat at the last read]), the copies pending, the heat table, and the
+    epoch clock."""
 
     def __init__(self, slots, rate_grace=RATE_GRACE, cut_bar=True,
                  tracked=1.0, table_hand=False, epoch_phase=0.0,
-                 shift=False, shift_missed=2.0, shift_hold=2.0):
+                 shift=False, shift_missed=2.0, shift_hold=2.0,
+                 shift_all_reads=False):
         self.slots, self.rate_grace, self.cut_bar = slots, rate_grace, cut_bar
         self.shift, self.shift_missed = shift, shift_missed
-        self.shift_hold = shift_hold
+        self.shift_hold, self.shift_all_reads = shift_hold, shift_all_reads
         # The detector: hits and reads averaged over the half-life and
-        # over SHIFT_SHORT_S; when the low began; when the shift did.
+        # over SHIFT_SHORT_S; when the low began; when the shift did, and
+        # the epoch it started.
         self.avg = [0.0, 0.0, 0.0, 0.0]
         self.avg_t = 0.0
-        self.low_since = self.shift_t0 = None
+        self.low_since = self.shift_t0 = self.shift_epoch = None
         self.shifts = 0
+        # The epoch clock: epoch _e0 began at _t0, _f0 of an epoch in;
+        # a tick every EPOCH_S from there, until a shift restarts it.
         self.epoch_phase = epoch_phase
+        self._e0, self._t0, self._f0 = 0, 0.0, epoch_phase
         self.res, self.pending = {}, set()
         self.table = HeatTable(max(WAYS, int(slots * tracked)), table_hand)
         self.now = 0.0
@@ -208,6 +224,16 @@ class Policy:
 
     def full(self):
         return len(self.res) + len(self.pending) >= self.slots
+
+    def clock(self):
+        """The epoch at now: the clock ticks every EPOCH_S from
+        --epoch-phase's start, and a shift ticks it at once (the next
+        tick a whole epoch later). A shift ends once the epoch moves past
+        the shift's."""
+        epoch = self._e0 + int((self.now - self._t0) / EPOCH_S + self._f0)
+        if self.shift_t0 is not None and epoch > self.shift_epoch:
+            self.shift_t0 = None
+        return epoch
 
     def rate_shift(self, r, epoch):
         """The rate rule's halvings, as the kernel counts them: the reads
@@ -223,15 +249,18 @@ class Policy:
         return 0.5 ** self.rate_shift(r, epoch)
 
     def shift_cut(self, r):
-        """In a shift: unread since it began, and its rate at its last
-        read says it missed shift_missed reads since."""
-        if self.shift_t0 is None or r[3] >= self.shift_t0:
+        """In a shift: last read in an epoch before the shift's (the
+        kernel keeps only the last read's epoch), and its rate at its
+        last read says it missed shift_missed reads in the whole seconds
+        since the shift began (the kernel looks once a second)."""
+        if self.shift_t0 is None or r[2] >= self.shift_epoch:
             return False
-        return ((self.now - self.shift_t0) * r[4] * LN2_KERNEL /
+        return (math.floor(self.now - self.shift_t0) * r[4] * LN2_KERNEL /
                 HALFLIFE_S >= self.shift_missed)
 
     def note(self, hit):
-        """The shift detector, at each read."""
+        """The shift detector, at each read it counts (under --shift,
+        the reads that do not continue a stream)."""
         dt, self.avg_t = self.now - self.avg_t, self.now
         fl = math.exp(-dt / HALFLIFE_S)
         fs = math.exp(-dt / SHIFT_SHORT_S)
@@ -240,9 +269,7 @@ class Policy:
         a[2], a[3] = a[2] * fs + hit, a[3] * fs + 1
         if not self.shift or self.now < SHIFT_ARM_S:
             return
-        if (self.shift_t0 is not None and
-                self.now - self.shift_t0 >= EPOCH_S):
-            self.shift_t0 = None
+        epoch = self.clock()            # and ends a shift past its epoch
         span = HALFLIFE_S * (1 - math.exp(-self.now / HALFLIFE_S))
         hl, rl = a[0] / span, a[1] / span
         hs, rs = a[2] / SHIFT_SHORT_S, a[3] / SHIFT_SHORT_S
@@ -255,6 +282,10 @@ class Policy:
             self.low_since = self.now
         if (self.shift_t0 is None and
                 self.now - self.low_since >= self.shift_hold):
+            # A new epoch at once: heat decays a quarter step, as at any
+            # tick, and the next tick comes EPOCH_S from now.
+            self.shift_epoch = epoch + 1
+            self._e0, self._t0, self._f0 = self.shift_epoch, self.now, 0.0
             self.shift_t0 = self.now
             self.shifts += 1
             self.table.forget()
@@ -281,10 +312,16 @@ class Policy:
             self._cut = any(self.cut(r, epoch) for r in self.res.values())
         return self._cut
 
-    def read(self, ext, epoch):
-        """True for a hit, ext for a candidate to offer, else False."""
+    def read(self, ext, epoch, cont=False):
+        """True for a hit, ext for a candidate to offer, else False.
+        cont: the read continues its reader's stream; under --shift the
+        detector does not count it (unless shift_all_reads)."""
         r = self.res.get(ext)
-        self.note(r is not None)
+        if not cont or self.shift_all_reads:
+            shifts = self.shifts
+            self.note(r is not None)
+            if self.shifts != shifts:
+                epoch = self.clock()    # a shift began: its new epoch
         if r is not None:
             r[0] = decay(r[0], epoch - r[1]) + 1
             r[1] = r[2] = epoch
@@ -333,17 +370,21 @@ def run_closed(policy, sources, secs):
     heapq.heapify(ev)
     hdd_free = cpu_free = 0.0
     seq = len(sources)
+    last = [None] * len(sources)        # each reader's previous extent
     while ev:
         t, _, (what, arg) = heapq.heappop(ev)
         if t >= secs:
             break
         policy.now = t
-        epoch = int(t / EPOCH_S + policy.epoch_phase)
+        epoch = policy.clock()
         if what == "install":
             policy.install(arg, epoch)
             continue
         ext = sources[arg]()
-        r = policy.read(ext, epoch)
+        cont = last[arg] is not None and ext == last[arg] + 1
+        last[arg] = ext
+        r = policy.read(ext, epoch, cont)
+        epoch = policy.clock()          # a shift in read() ticked it
         cpu_free = max(t, cpu_free) + CPU_S
         tot[int(t)] += 1
         if r is True:
@@ -484,6 +525,11 @@ def main(argv):
                     "replica (default 2)")
     ap.add_argument("--shift-hold", type=float, default=2.0,
                     help="seconds the drop must last (default 2)")
+    ap.add_argument("--shift-all-reads", action="store_true",
+                    help="with --shift: the detector counts every read, "
+                    "those that continue a stream too (the rule first "
+                    "tried; by default it counts only reads that start "
+                    "somewhere new)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     S = a.seconds or (150 if a.workload == "zipf" else 30)
@@ -492,19 +538,23 @@ def main(argv):
     if a.shift_missed <= 0 or a.shift_hold < 0:
         ap.error("--shift-missed: expected more than 0; --shift-hold: "
                  "0 or more")
+    if a.shift_all_reads and not a.shift:
+        ap.error("--shift-all-reads: only with --shift")
     a.rate_grace = None if a.no_rate_rule else a.rate_grace
     a.cut_bar = not a.no_rate_rule and not a.no_cut_bar
     fig = {"moving": moving, "zipf": zipf, "streaming": streaming}[
         a.workload](S, rate_grace=a.rate_grace, cut_bar=a.cut_bar,
                     tracked=a.tracked, table_hand=a.table_hand,
                     epoch_phase=a.epoch_phase, shift=a.shift,
-                    shift_missed=a.shift_missed, shift_hold=a.shift_hold)
+                    shift_missed=a.shift_missed, shift_hold=a.shift_hold,
+                    shift_all_reads=a.shift_all_reads)
     out = {"workload": a.workload, "seconds": S,
            "rules": {"rate_grace": a.rate_grace, "cut_bar": a.cut_bar,
                      "tracked": a.tracked, "table_hand": a.table_hand,
                      "epoch_phase": a.epoch_phase, "shift": a.shift,
                      "shift_missed": a.shift_missed,
-                     "shift_hold": a.shift_hold},
+                     "shift_hold": a.shift_hold,
+                     "shift_all_reads": a.shift_all_reads},
            "figures": fig}
     if a.json:
         print(json.dumps(out, indent=1))
@@ -512,7 +562,8 @@ def main(argv):
         print(f"{a.workload} S={S} rate_grace={a.rate_grace} "
               f"cut_bar={a.cut_bar} tracked={a.tracked} "
               f"table_hand={a.table_hand} epoch_phase={a.epoch_phase} "
-              f"shift={a.shift}: " +
+              f"shift={a.shift}"
+              f"{' (all reads)' if a.shift_all_reads else ''}: " +
               ", ".join(f"{k} {round(v, 3) if isinstance(v, float) else v}"
                         for k, v in fig.items()))
     return 0

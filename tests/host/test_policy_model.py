@@ -124,9 +124,9 @@ def test_epoch_phase_starts_the_epoch_clock_into_an_epoch():
     seen = {}
 
     class Recorder(pm.Policy):
-        def read(self, ext, epoch):
+        def read(self, ext, epoch, cont=False):
             seen.setdefault(epoch, self.now)
-            return super().read(ext, epoch)
+            return super().read(ext, epoch, cont)
 
     for phase, first_tick in ((0.0, pm.EPOCH_S), (0.5, pm.EPOCH_S / 2)):
         seen.clear()
@@ -158,7 +158,7 @@ def test_shift_detector_fires_after_a_held_drop_and_lasts_an_epoch():
     assert p.shifts == 1 and 62.0 < p.shift_t0 < 65.0
     # The heat table forgot its entries.
     assert p.table.get(7, 4) == (0.0, 4)
-    # One epoch later the shift is over, and no second one begins while
+    # The shift is over at the next tick, and no second one begins while
     # the drop lasts.
     t0 = p.shift_t0
     reads(p, t0 + 3 * pm.EPOCH_S, 0.01, lambda t: False)
@@ -185,42 +185,162 @@ def test_shift_detector_ignores_a_drop_shorter_than_its_hold():
     assert q.shifts == 0 and q.shift_t0 is None
 
 
+def in_a_shift(p, t0=40.0):
+    """p in a shift that began at t0, in epoch 2, so the shift's epoch is
+    3 (as note() starts one)."""
+    p.shift, p.shift_missed = True, 2.0
+    p.now = p.shift_t0 = t0
+    p.shift_epoch = 3
+    p._e0, p._t0, p._f0 = 3, t0, 0.0
+
+
 def test_a_shift_cuts_a_replica_unread_since_once_it_missed_the_reads():
     p = full_ssd(rate_grace=2, cut_bar=True)
-    p.shift, p.shift_missed = True, 2.0
-    p.now = 40.0
-    p.shift_t0 = 40.0
+    in_a_shift(p)
     r1, r2 = p.res[1], p.res[2]
-    # Extent 1 reads once a second: 2 missed 2 s after the shift began.
+    # Extent 1 reads once a second (0.9989 at the kernel's ln2), counted
+    # in whole seconds since the shift began, as the kernel looks once a
+    # second: 1.998 missed at 2 s (2.5 s), not yet 2; 2.997 at 3 s.
     p.now = 41.5
-    assert not p.shift_cut(r1) and p.worth(r1, 2) > 0
+    assert not p.shift_cut(r1) and p.worth(r1, 3) > 0
     p.now = 42.5
-    assert p.shift_cut(r1) and p.cut(r1, 2) and p.worth(r1, 2) == 0.0
-    # Extent 2 (0.46 a second) takes 4.3 s.
+    assert not p.shift_cut(r1) and p.worth(r1, 3) > 0
+    p.now = 43.0
+    assert p.shift_cut(r1) and p.cut(r1, 3) and p.worth(r1, 3) == 0.0
+    # Extent 2 (0.46 a second) misses 2 in 4.3 s: cut at 5 whole seconds.
     assert not p.shift_cut(r2)
-    p.now = 44.5
+    p.now = 44.9
+    assert not p.shift_cut(r2)
+    p.now = 45.0
     assert p.shift_cut(r2)
     # A replica read since the shift began is not cut.
-    r1[3] = 41.0
+    assert p.read(1, p.clock()) is True and p.res[1][2] == 3
     assert not p.shift_cut(r1)
     # Nor anything once the shift is over.
     p.shift_t0 = None
     assert not p.shift_cut(r2)
 
 
-def test_moving_adapts_sooner_with_a_shift_and_streaming_loses_at_60_s():
+def test_a_shift_cut_tests_the_last_reads_epoch_against_the_shifts():
+    # The kernel keeps only a replica's last read's epoch, so the cut
+    # tests that, not the time of the last read.
+    p = full_ssd(rate_grace=2, cut_bar=True)
+    in_a_shift(p)
+    p.now = 45.0
+    r1 = p.res[1]
+    # Last read in epoch 2, the one before the shift's: cut, even with a
+    # last read time past the shift's start.
+    r1[2], r1[3] = 2, 44.0
+    assert p.shift_cut(r1)
+    # Last read in the shift's epoch: not cut, even with a last read time
+    # before the shift's start.
+    r1[2], r1[3] = 3, 0.0
+    assert not p.shift_cut(r1)
+
+
+def fresh_or_continuing(cont, all_reads=False):
+    """60 s of hits on a replica, then 10 s of misses, each on the
+    extent after the one before (a stream), marked cont or not."""
+    p = pm.Policy(2, shift=True, shift_all_reads=all_reads)
+    p.res[1] = [10.0, 0, 0, 0.0, 10.0]
+    while p.now < 60.0:
+        p.now += 0.01
+        assert p.read(1, p.clock()) is True
+    ext = 100
+    while p.now < 70.0:
+        p.now += 0.01
+        ext += 1
+        assert p.read(ext, p.clock(), cont=cont) is not True
+    return p
+
+
+def test_a_read_that_continues_a_stream_does_not_feed_the_detector():
+    # Fresh misses fire a shift; the same misses continuing a stream do
+    # not, as the detector never sees them; with shift_all_reads it does.
+    fresh = fresh_or_continuing(cont=False)
+    assert fresh.shifts == 1
+    cont = fresh_or_continuing(cont=True)
+    assert cont.shifts == 0 and cont.shift_t0 is None
+    assert cont.avg_t < 60.0 + 0.02      # its last read counted: a hit
+    assert fresh_or_continuing(cont=True, all_reads=True).shifts == 1
+
+
+def test_run_closed_marks_a_read_of_the_readers_next_extent_continuing():
+    conts, who = [], []
+
+    class Recorder(pm.Policy):
+        def read(self, ext, epoch, cont=False):
+            conts.append((ext, cont))
+            return super().read(ext, epoch, cont)
+
+    # Reader 0 reads 10, 11, 12, 20, 21; reader 1 reads 500, 11, 12: its
+    # 11 follows its own 500, not reader 0's 10. Then both jump about.
+    seqs = [iter([10, 11, 12, 20, 21] + list(range(1000, 10 ** 6, 7))),
+            iter([500, 11, 12] + list(range(2000, 10 ** 6, 7)))]
+
+    def src(i):
+        def f():
+            who.append(i)
+            return next(seqs[i])
+        return f
+    pm.run_closed(Recorder(4), [src(0), src(1)], 1)
+    mine = [[c for w, c in zip(who, conts) if w == i] for i in (0, 1)]
+    assert [c for _, c in mine[0][:6]] == [False, True, True, False, True,
+                                           False]
+    assert [c for _, c in mine[1][:4]] == [False, False, True, False]
+    assert not any(c for _, c in mine[0][6:] + mine[1][4:])
+
+
+def test_a_shift_starts_a_new_epoch_at_once_and_ends_at_the_next_tick():
+    p = pm.Policy(2, shift=True, shift_hold=2.0, epoch_phase=0.5)
+    p.res[1] = [8.0, 4, 4, 59.0, 8.0]
+    # The clock starts half an epoch in: epoch 1 at 7.5 s, 2 at 22.5 s,
+    # 5 at 67.5 s.
+    reads(p, 60.0, 0.01, lambda t: int(t * 100) % 5 < 3)
+    assert p.clock() == 4 and p.shifts == 0
+    while not p.shifts:
+        before = p.clock()
+        p.now += 0.01
+        p.note(False)
+    t0 = p.shift_t0
+    # The shift ticks the clock at once: a new epoch, the shift's.
+    assert t0 == p.now and 62.0 < t0 < 65.0 and before == 4
+    assert p.shift_epoch == 5 and p.clock() == 5
+    # Heat decays a quarter step, as at any tick (within the grace epoch,
+    # nothing quartered; no second since the shift began, nothing cut).
+    assert abs(p.worth(p.res[1], p.clock()) - 8.0 * 0.5 ** 0.25) < 1e-9
+    # The old clock's next tick (67.5 s) is gone: the next comes a whole
+    # epoch after the shift's, and ends it.
+    p.now = 67.6
+    assert p.clock() == 5 and p.shift_t0 is not None
+    p.now = t0 + pm.EPOCH_S - 0.01
+    assert p.clock() == 5 and p.shift_t0 is not None
+    p.now = t0 + pm.EPOCH_S
+    assert p.clock() == 6 and p.shift_t0 is None
+    # Then every EPOCH_S from there (the old clock: 6 until 97.5 s).
+    p.now = t0 + 2 * pm.EPOCH_S
+    assert p.clock() == 7
+
+
+def test_moving_adapts_sooner_with_a_shift_and_streaming_fires_none():
     # The effects bench-baseline cites (*A shift of the working set,
-    # detected*), at 30 s a phase with the move at 1/3 of an epoch:
-    # phase B's steady ratio, 12.4% without, 39.1% with.
+    # detected*, *The shift detector counts fresh reads*), at 30 s a phase
+    # with the move at 1/3 of an epoch: phase B's steady ratio, 12.4%
+    # without, 39.2% with.
     base = pm.moving(30, epoch_phase=0.33)
     shift = pm.moving(30, epoch_phase=0.33, shift=True)
     assert shift["shifts"] == 1 and base["shifts"] == 0
     assert shift["steady_b"] > 2 * base["steady_b"]
     assert shift["time_to_90_b_s"] < base["time_to_90_b_s"]
     assert abs(shift["steady_a"] - base["steady_a"]) < 0.01
-    # Streaming fires it too, and at 2 missed reads loses a fifth of its
-    # share.
+    # Counting every read, streaming fires it too, and at 2 missed reads
+    # loses a fifth of its share.
     sbase = pm.streaming(60)
-    s2 = pm.streaming(60, shift=True)
+    s2 = pm.streaming(60, shift=True, shift_all_reads=True)
     assert s2["shifts"] >= 1 and sbase["shifts"] == 0
     assert s2["steady_over_oracle"] < 0.85 * sbase["steady_over_oracle"]
+    # Counting fresh reads only, it fires none, and its share is the
+    # kernel's.
+    fresh = pm.streaming(60, shift=True)
+    assert fresh["shifts"] == 0
+    assert fresh["steady_over_oracle"] == sbase["steady_over_oracle"]
