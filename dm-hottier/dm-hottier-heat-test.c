@@ -799,6 +799,30 @@ static void forget_decrements_tracked(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tracked(h), 0ULL);
 }
 
+/* A shift empties the table: every set, every way, queued or not. */
+static void forget_all_empties_every_set(struct kunit *test)
+{
+	struct hottier_heat *h = new_table(test, 64);
+	struct hottier_heat_entry *e;
+	u64 x;
+
+	for (x = 0; x < 200; x++)
+		heat_get(h, x * 7, 100);
+	KUNIT_ASSERT_EQ(test, tracked(h), 64ULL);
+	e = heat_get(h, 7, 0);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	e->flags |= HOTTIER_E_QUEUED;
+	hottier_heat_forget_all(h);
+	KUNIT_EXPECT_EQ(test, tracked(h), 0ULL);
+	for (x = 0; x < 200; x++)
+		KUNIT_EXPECT_NULL(test, heat_find(h, x * 7));
+	/* The table works on: a read after it is one read. */
+	e = heat_get(h, 7, HOTTIER_HEAT_ONE);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_EXPECT_EQ(test, heat_read(h, e), (u32)HOTTIER_HEAT_ONE);
+	KUNIT_EXPECT_EQ(test, tracked(h), 1ULL);
+}
+
 /*
  * A queued candidate with no heat at all, the coldest of its set, survives
  * a flood of hotter new extents through its set; once taken off the queue
@@ -928,6 +952,41 @@ static void seq_random_reads_never_flagged(struct kunit *test)
 		flagged += hottier_seq_note(s, sector, 8, 8);
 	}
 	KUNIT_EXPECT_EQ(test, flagged, 0U);
+}
+
+/*
+ * The shift detector's reads: a read is fresh unless it continues a
+ * stream, whatever the stream's length or the cutoff; with detection off
+ * every read is fresh.
+ */
+static void seq_read_fresh_unless_it_continues_a_stream(struct kunit *test)
+{
+	struct hottier_seq *s = new_seq(test);
+	bool fresh = false;
+	u64 sector;
+
+	hottier_seq_read(s, 4096, 256, 8192, 7, &fresh);
+	KUNIT_EXPECT_TRUE(test, fresh);
+	for (sector = 4096 + 256; sector < 4096 + 32768; sector += 256) {
+		hottier_seq_read(s, sector, 256, 8192, 7, &fresh);
+		KUNIT_EXPECT_TRUE(test, !fresh);
+	}
+	/* Elsewhere, a gap, a repeat: fresh. */
+	hottier_seq_read(s, 1000000, 8, 8192, 7, &fresh);
+	KUNIT_EXPECT_TRUE(test, fresh);
+	hottier_seq_read(s, 1000009, 8, 8192, 7, &fresh);
+	KUNIT_EXPECT_TRUE(test, fresh);
+	hottier_seq_read(s, 1000009, 8, 8192, 7, &fresh);
+	KUNIT_EXPECT_TRUE(test, fresh);
+	/* Detection off: every read, the stream's next one too. */
+	fresh = false;
+	hottier_seq_read(s, 1000017, 8, 0, 7, &fresh);
+	KUNIT_EXPECT_TRUE(test, fresh);
+	/* And its heat is hottier_seq_heats()'s. */
+	KUNIT_EXPECT_EQ(test, hottier_seq_read(s, 1000025, 8, 8, 7, NULL),
+			true);
+	KUNIT_EXPECT_EQ(test, hottier_seq_read(s, 1000033, 8, 8, 7, NULL),
+			false);
 }
 
 /*
@@ -1185,10 +1244,12 @@ static struct kunit_case hottier_heat_cases[] = {
 	KUNIT_CASE_PARAM(recycle_skips_busy_ways, busy_gen_params),
 	KUNIT_CASE(get_null_when_set_all_busy),
 	KUNIT_CASE(forget_decrements_tracked),
+	KUNIT_CASE(forget_all_empties_every_set),
 	KUNIT_CASE(queued_survives_flood_until_taken),
 	KUNIT_CASE(seq_cutoff_zero_disables),
 	KUNIT_CASE_PARAM(seq_flagged_once_run_exceeds_cutoff, seq_gen_params),
 	KUNIT_CASE(seq_random_reads_never_flagged),
+	KUNIT_CASE(seq_read_fresh_unless_it_continues_a_stream),
 	KUNIT_CASE(seq_gap_restarts_run),
 	KUNIT_CASE(seq_interleaved_streams_both_detected),
 	KUNIT_CASE(seq_stream_heats_each_extent_once_per_pass),

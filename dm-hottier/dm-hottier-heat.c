@@ -9,6 +9,7 @@
 #include <linux/hash.h>
 #include <linux/kernel.h>
 #include <linux/math64.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
 
@@ -275,6 +276,30 @@ void __hottier_heat_forget(struct hottier_heat *h, struct hottier_heat_entry *e)
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_heat_forget);
 
+/*
+ * Every entry goes, set by set (a working-set shift: the heat of the old
+ * set would keep the new one's out of the table). A queued candidate's
+ * entry goes too: the candidate queue skips what it cannot find. May
+ * sleep.
+ */
+void hottier_heat_forget_all(struct hottier_heat *h)
+{
+	struct hottier_heat_set *set;
+	unsigned long flags;
+	u32 i;
+	int w;
+
+	for (i = 0; i < h->nr_sets; i++) {
+		set = hottier_heat_lock_set(h, i, &flags);
+		for (w = 0; w < HOTTIER_HEAT_WAYS; w++)
+			__hottier_heat_forget(h, &set->way[w]);
+		hottier_heat_unlock(set, flags);
+		if (!(i % 1024))
+			cond_resched();
+	}
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_heat_forget_all);
+
 /* Sequential streams */
 
 void hottier_seq_init(struct hottier_seq *s)
@@ -297,16 +322,19 @@ static struct hottier_seq_bucket *seq_bucket(struct hottier_seq *s, u64 sector)
 /*
  * Note a read of [sector, sector + nr_sectors); true if it continues a
  * stream that is now longer than cutoff_sectors (0: detection off).
- * Called where bios are mapped, which may sleep (a member's submission
- * waits for a tag), never from an interrupt: the bucket locks leave
- * interrupts on.
+ * *@fresh (if not NULL): the read continues no stream, it starts somewhere
+ * new (always, with detection off). Called where bios are mapped, which
+ * may sleep (a member's submission waits for a tag), never from an
+ * interrupt: the bucket locks leave interrupts on.
  */
-bool hottier_seq_note(struct hottier_seq *s, u64 sector, u32 nr_sectors,
-		      u64 cutoff_sectors)
+static bool seq_note(struct hottier_seq *s, u64 sector, u32 nr_sectors,
+		     u64 cutoff_sectors, bool *fresh)
 {
 	struct hottier_seq_bucket *b;
 	u64 run = 0;
 
+	if (fresh)
+		*fresh = true;
 	if (!cutoff_sectors)
 		return false;
 
@@ -318,6 +346,8 @@ bool hottier_seq_note(struct hottier_seq *s, u64 sector, u32 nr_sectors,
 	}
 	spin_unlock(&b->lock);
 
+	if (fresh)
+		*fresh = !run;
 	run += nr_sectors;
 	b = seq_bucket(s, sector + nr_sectors);
 	spin_lock(&b->lock);
@@ -326,6 +356,12 @@ bool hottier_seq_note(struct hottier_seq *s, u64 sector, u32 nr_sectors,
 	spin_unlock(&b->lock);
 
 	return run > cutoff_sectors;
+}
+
+bool hottier_seq_note(struct hottier_seq *s, u64 sector, u32 nr_sectors,
+		      u64 cutoff_sectors)
+{
+	return seq_note(s, sector, nr_sectors, cutoff_sectors, NULL);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_seq_note);
 
@@ -337,14 +373,24 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_seq_note);
  * once per pass, by the read that enters it (which starts at the extent's
  * first sector, reads being split at extent boundaries). A file streamed
  * often thus heats with its popularity, and a backup's single pass adds
- * one read's worth to each extent, whatever its length.
+ * one read's worth to each extent, whatever its length. *@fresh: as for
+ * seq_note(), the read continues no stream (the shift detector counts
+ * only those).
  */
+bool hottier_seq_read(struct hottier_seq *s, u64 sector, u32 nr_sectors,
+		      u64 cutoff_sectors, unsigned int extent_shift, bool *fresh)
+{
+	if (!seq_note(s, sector, nr_sectors, cutoff_sectors, fresh))
+		return true;
+	return !(sector & ((1ULL << extent_shift) - 1));
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_seq_read);
+
 bool hottier_seq_heats(struct hottier_seq *s, u64 sector, u32 nr_sectors,
 		       u64 cutoff_sectors, unsigned int extent_shift)
 {
-	if (!hottier_seq_note(s, sector, nr_sectors, cutoff_sectors))
-		return true;
-	return !(sector & ((1ULL << extent_shift) - 1));
+	return hottier_seq_read(s, sector, nr_sectors, cutoff_sectors,
+				extent_shift, NULL);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_seq_heats);
 

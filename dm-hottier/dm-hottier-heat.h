@@ -93,6 +93,7 @@ u64 hottier_heat_bytes(u64 max_tracked);
 u64 hottier_heat_capacity(const struct hottier_heat *h);
 struct hottier_heat_set *hottier_heat_set(struct hottier_heat *h, u32 i);
 void hottier_heat_tick(struct hottier_heat *h);
+void hottier_heat_forget_all(struct hottier_heat *h);
 u32 hottier_heat_decay(u32 heat, u32 epochs);
 struct hottier_heat_set *hottier_heat_lock_set(struct hottier_heat *h, u32 i,
 					       unsigned long *flags)
@@ -139,6 +140,8 @@ bool hottier_seq_note(struct hottier_seq *s, u64 sector, u32 nr_sectors,
 		      u64 cutoff_sectors);
 bool hottier_seq_heats(struct hottier_seq *s, u64 sector, u32 nr_sectors,
 		       u64 cutoff_sectors, unsigned int extent_shift);
+bool hottier_seq_read(struct hottier_seq *s, u64 sector, u32 nr_sectors,
+		      u64 cutoff_sectors, unsigned int extent_shift, bool *fresh);
 
 /*
  * Views for administrators (the heat and top messages). Band 0 holds heat

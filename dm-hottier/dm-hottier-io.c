@@ -158,7 +158,8 @@ static void remap_ssd(struct hottier *ht, struct bio *bio, sector_t offset,
  * A read of a replicated extent goes to the member routing picks, and heats
  * the replica's slot; any other read goes to the HDD and is offered to the
  * policy as a miss. A sequential stream past the cutoff heats each extent
- * once per pass (hottier_seq_heats()).
+ * once per pass (hottier_seq_read()). A read that continues no stream is
+ * counted for the shift detector, with its hit.
  */
 static int map_read(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 {
@@ -168,14 +169,16 @@ static int map_read(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 	struct hottier_map *m = &ht->map;
 	unsigned long flags;
 	struct hottier_mlock *lock;
+	bool heats, fresh;
 	u64 now = 0;
-	bool heats;
 	u32 slot;
 
 	io->iter = bio->bi_iter;
 	io->bi_flags = bio->bi_flags;
-	heats = hottier_seq_heats(&ht->seq, offset, bio_sectors(bio), cutoff,
-				  ht->extent_shift);
+	heats = hottier_seq_read(&ht->seq, offset, bio_sectors(bio), cutoff,
+				 ht->extent_shift, &fresh);
+	if (fresh)
+		stat_add(ht, HOTTIER_STAT_FRESH_READS, 1);
 	lock = hottier_map_lock(m, extent, &flags);
 	slot = __hottier_map_find(m, extent);
 	if (slot != HOTTIER_NIL && !is_degraded(ht) &&
@@ -185,6 +188,8 @@ static int map_read(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 			__hottier_map_hit(m, slot,
 					  hottier_policy_epoch(&ht->policy));
 		stat_add(ht, HOTTIER_STAT_READ_HITS, 1);
+		if (fresh)
+			stat_add(ht, HOTTIER_STAT_FRESH_HITS, 1);
 		if (route_read(ht, &now) == HOTTIER_ROUTE_SSD) {
 			io->slot = slot;
 			hottier_map_get(m, slot);

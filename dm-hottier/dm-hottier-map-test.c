@@ -600,6 +600,93 @@ static void map_rate_rule_cuts_a_replica_whose_reads_stopped(struct kunit *test)
 }
 
 /*
+ * A working-set shift: the heat table forgets every entry and a new epoch
+ * starts. Nothing is cut before its first second; then a replica unread
+ * since it began is cut once its heat says it missed 2 reads (at a
+ * half-life of 60 s: 173 reads after 1 s, 57.8 after 3 s, 34.7 after 5 s)
+ * and goes to the lowest level, first for the victim search. A replica
+ * read since is never cut, nor counted pinned. The next tick ends it.
+ */
+static void map_shift_cuts_replicas_unread_since_it_began(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 8, 64);
+	u32 hot, warm, cool, pinned, heat;
+	u16 before = epoch(r);
+	u64 extent;
+
+	hot = install(r, 1, 64, false);
+	warm = install(r, 2, 40, false);
+	cool = install(r, 3, 8, false);
+	pinned = install(r, 4, 64, true);
+	reads(r, 100, 3);
+	KUNIT_ASSERT_EQ(test, (u32)atomic_read(&r->p.heat.tracked), 1U);
+
+	hottier_policy_shift(&r->p);
+	KUNIT_EXPECT_EQ(test, epoch(r), (u16)(before + 1));
+	KUNIT_EXPECT_EQ(test, (u32)atomic_read(&r->p.heat.tracked), 0U);
+	KUNIT_EXPECT_FALSE(test, hottier_map_cut(&r->map, hot, epoch(r)));
+	rig_read(r, 3, false);			/* cool is read since */
+
+	KUNIT_EXPECT_TRUE(test, hottier_policy_shift_second(&r->p, 1000,
+							    60000));
+	KUNIT_EXPECT_FALSE(test, hottier_map_cut(&r->map, hot, epoch(r)));
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 0U);
+	/* The coldest level holds cool, worth its reads. */
+	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
+						 &extent, NULL), cool);
+
+	KUNIT_EXPECT_TRUE(test, hottier_policy_shift_second(&r->p, 3000,
+							    60000));
+	KUNIT_EXPECT_TRUE(test, hottier_map_cut(&r->map, hot, epoch(r)));
+	KUNIT_EXPECT_EQ(test, hottier_map_worth(&r->map, hot, epoch(r)), 0U);
+	KUNIT_EXPECT_FALSE(test, hottier_map_cut(&r->map, warm, epoch(r)));
+	KUNIT_EXPECT_EQ(test, hottier_map_worth(&r->map, warm, epoch(r)),
+			hottier_mslot_heat(hottier_mslot(&r->map, warm),
+					   epoch(r)));
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 1U);
+	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
+						 &extent, NULL), hot);
+	KUNIT_EXPECT_EQ(test, extent, 1ULL);
+	KUNIT_EXPECT_EQ(test, heat, 0U);
+
+	KUNIT_EXPECT_TRUE(test, hottier_policy_shift_second(&r->p, 5000,
+							    60000));
+	KUNIT_EXPECT_TRUE(test, hottier_map_cut(&r->map, warm, epoch(r)));
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 2U);
+	/* Read since, or pinned: never. */
+	KUNIT_EXPECT_TRUE(test, hottier_policy_shift_second(&r->p, 14000,
+							    60000));
+	KUNIT_EXPECT_FALSE(test, hottier_map_cut(&r->map, cool, epoch(r)));
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 2U);
+	KUNIT_EXPECT_NE(test, hottier_map_victim(&r->map, epoch(r), &heat,
+						 &extent, NULL), pinned);
+	/* A read revives a cut one. */
+	rig_read(r, 2, false);
+	KUNIT_EXPECT_FALSE(test, hottier_map_cut(&r->map, warm, epoch(r)));
+
+	/*
+	 * The next tick ends the shift: the rate rule alone again, which
+	 * cuts hot too now (64 reads of heat, 11 missed in a whole epoch).
+	 */
+	hottier_policy_tick(&r->p);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(r->map.shift_heat), 0U);
+	KUNIT_EXPECT_FALSE(test, hottier_policy_shift_second(&r->p, 16000,
+							     60000));
+	for (heat = 0; heat < 4; heat++) {
+		struct hottier_mslot *s = hottier_mslot(&r->map, heat);
+
+		KUNIT_EXPECT_EQ(test, hottier_map_cut(&r->map, heat, epoch(r)),
+				hottier_mslot_cut(s, epoch(r)));
+		KUNIT_EXPECT_EQ(test,
+				hottier_map_worth(&r->map, heat, epoch(r)),
+				hottier_mslot_worth(s, epoch(r)));
+	}
+	KUNIT_EXPECT_TRUE(test, hottier_map_cut(&r->map, hot, epoch(r)));
+	KUNIT_EXPECT_FALSE(test, hottier_map_cut(&r->map, warm, epoch(r)));
+	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 1U);
+}
+
+/*
  * A replica left alone longer than its 6-bit epoch can count still decays
  * to nothing: the refresh keeps the epoch from wrapping.
  */
@@ -1411,6 +1498,7 @@ static struct kunit_case hottier_map_cases[] = {
 	KUNIT_CASE(map_levels_move_down_with_each_half_life),
 	KUNIT_CASE(map_idle_replica_is_worth_less),
 	KUNIT_CASE(map_rate_rule_cuts_a_replica_whose_reads_stopped),
+	KUNIT_CASE(map_shift_cuts_replicas_unread_since_it_began),
 	KUNIT_CASE(map_idle_replica_heat_never_wraps),
 	KUNIT_CASE(map_record_holds_40_bit_extents),
 	KUNIT_CASE(map_levels_ring_keeps_every_slot),

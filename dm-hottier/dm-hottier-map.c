@@ -326,6 +326,7 @@ int hottier_map_init(struct hottier_map *m, u32 nr_slots)
 	}
 	atomic_set(&m->resident, 0);
 	atomic_set(&m->nr_cut, 0);
+	m->shift_heat = 0;
 	return 0;
 nomem:
 	hottier_map_exit(m);
@@ -723,6 +724,43 @@ bool hottier_mslot_cut(const struct hottier_mslot *s, u16 epoch)
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_mslot_cut);
 
+/*
+ * In a working-set shift: unread since the shift's epoch began, and its
+ * heat at its last read (its rate then) says it missed the reads the
+ * shift's seconds so far allow (hottier_map_shift()).
+ */
+static bool shift_cut(struct hottier_map *m, u32 meta, u16 epoch)
+{
+	u32 heat = READ_ONCE(m->shift_heat);
+
+	return heat && READ_ONCE(m->shift_epoch) == epoch &&
+	       FIELD_GET(HOTTIER_MS_EPOCH, meta) !=
+	       (epoch & HOTTIER_EPOCH_MASK) &&
+	       FIELD_GET(HOTTIER_MS_HEAT, meta) << HOTTIER_SLOT_HEAT_SHIFT >=
+	       heat;
+}
+
+/* hottier_mslot_worth(), nothing for a replica a shift cut. */
+u32 hottier_map_worth(struct hottier_map *m, u32 slot, u16 epoch)
+{
+	struct hottier_mslot *s = hottier_mslot(m, slot);
+
+	if (shift_cut(m, READ_ONCE(s->meta), epoch))
+		return 0;
+	return hottier_mslot_worth(s, epoch);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_worth);
+
+/* Cut by the rate rule or by a shift (a hint unlocked). */
+bool hottier_map_cut(struct hottier_map *m, u32 slot, u16 epoch)
+{
+	struct hottier_mslot *s = hottier_mslot(m, slot);
+
+	return shift_cut(m, READ_ONCE(s->meta), epoch) ||
+	       hottier_mslot_cut(s, epoch);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_cut);
+
 /* A read of the replica in @slot: one more read of heat. */
 u32 __hottier_map_hit(struct hottier_map *m, u32 slot, u16 epoch)
 {
@@ -960,7 +998,7 @@ u32 hottier_map_victim(struct hottier_map *m, u16 epoch, u32 *heat,
 			 */
 			b->hand = slot;
 			n++;
-			h = hottier_mslot_worth(hottier_mslot(m, slot), epoch);
+			h = hottier_map_worth(m, slot, epoch);
 			if (h < best_heat) {
 				best = slot;
 				best_heat = h;
@@ -1008,7 +1046,7 @@ static void refile(struct hottier_map *m, u32 slot, u16 epoch)
 	unsigned long flags;
 
 	spin_lock_irqsave(&m->qlock, flags);
-	band = band_of(hottier_mslot_worth(hottier_mslot(m, slot), epoch));
+	band = band_of(hottier_map_worth(m, slot, epoch));
 	/* Only a resident, unpinned slot is on a level. */
 	for (lvl = band + 1; lvl < HOTTIER_MAP_LEVELS; lvl++)
 		if (hbm_clear(level(m, lvl), slot)) {
@@ -1043,7 +1081,7 @@ void hottier_map_refresh(struct hottier_map *m, u16 epoch)
 			continue;
 		idle = meta_idle(meta, epoch);
 		if (!(FIELD_GET(HOTTIER_MS_FLAGS, meta) & HOTTIER_SF_PINNED) &&
-		    meta_cut(meta, idle))
+		    (meta_cut(meta, idle) || shift_cut(m, meta, epoch)))
 			cut++;
 		/*
 		 * One worth less than a read an epoch ago went to the lowest
@@ -1070,3 +1108,50 @@ void hottier_map_refresh(struct hottier_map *m, u16 epoch)
 	atomic_set(&m->nr_cut, cut);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_refresh);
+
+/*
+ * A working-set shift, for the epoch @epoch (the one it began): replicas
+ * unread since with a heat at their last read of @heat or more are cut
+ * (0: the shift ends; U32_MAX: none yet). The target sets it once a
+ * second of the shift, from the reads the shift's seconds say such a
+ * replica missed, then refiles (hottier_map_shift_refile()).
+ */
+void hottier_map_shift(struct hottier_map *m, u16 epoch, u32 heat)
+{
+	WRITE_ONCE(m->shift_epoch, epoch);
+	WRITE_ONCE(m->shift_heat, heat);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_shift);
+
+/*
+ * A second of a shift: every replica it cut goes down to the lowest
+ * level, where the victim search finds it first, and the cut replicas
+ * are counted again (the rate rule's too). Returns the replicas the
+ * shift cut. May sleep; as costly as an epoch's refresh, once a second
+ * for the shift's epoch.
+ */
+u32 hottier_map_shift_refile(struct hottier_map *m, u16 epoch)
+{
+	u32 slot, meta, cut = 0, shifted = 0;
+	struct hottier_mslot *s;
+
+	for (slot = 0; slot < m->nr_slots; slot++) {
+		s = hottier_mslot(m, slot);
+		meta = READ_ONCE(s->meta);
+		if (!(slot % 4096))
+			cond_resched();
+		if (FIELD_GET(HOTTIER_MS_STATE, meta) != HOTTIER_S_RESIDENT ||
+		    (FIELD_GET(HOTTIER_MS_FLAGS, meta) & HOTTIER_SF_PINNED))
+			continue;
+		if (shift_cut(m, meta, epoch)) {
+			refile(m, slot, epoch);
+			shifted++;
+			cut++;
+		} else if (meta_cut(meta, meta_idle(meta, epoch))) {
+			cut++;
+		}
+	}
+	atomic_set(&m->nr_cut, cut);
+	return shifted;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_shift_refile);

@@ -193,6 +193,15 @@ struct hottier_map {
 	 */
 	atomic_t nr_cut;
 	/*
+	 * A working-set shift (hottier_map_shift()): while the epoch is
+	 * shift_epoch, an unpinned replica unread since that epoch began
+	 * whose heat at its last read is shift_heat or more is cut. 0: no
+	 * shift. Written by the policy's tick and its shift's seconds, which
+	 * the target serialises; read unlocked (hints, as nr_cut).
+	 */
+	u32 shift_heat;
+	u16 shift_epoch;
+	/*
 	 * The range index: a bit per group of 1 << rshift HDD extents that
 	 * has a slot (COPYING or RESIDENT). A group is one extent while the
 	 * HDD has at most HOTTIER_RANGE_BITS_PER_SLOT extents a slot; past
@@ -312,6 +321,10 @@ void hottier_map_age(struct hottier_map *m);
 void hottier_map_refresh(struct hottier_map *m, u16 epoch);
 u32 hottier_map_nr_free(struct hottier_map *m);
 u32 hottier_map_nr_cut(struct hottier_map *m);
+u32 hottier_map_worth(struct hottier_map *m, u32 slot, u16 epoch);
+bool hottier_map_cut(struct hottier_map *m, u32 slot, u16 epoch);
+void hottier_map_shift(struct hottier_map *m, u16 epoch, u32 heat);
+u32 hottier_map_shift_refile(struct hottier_map *m, u16 epoch);
 void hottier_map_cut_gone(struct hottier_map *m, bool none_left);
 
 #endif /* DM_HOTTIER_MAP_H */

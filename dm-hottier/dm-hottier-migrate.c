@@ -323,19 +323,89 @@ static unsigned int qos_allowed(struct hottier *ht)
 	return min(ht->qos.allowed, max);
 }
 
+static unsigned long epoch_jiffies(struct hottier *ht)
+{
+	return msecs_to_jiffies(READ_ONCE(ht->args.heat_halflife_ms) /
+				HOTTIER_EPOCHS_PER_HALFLIFE);
+}
+
 /*
  * Heat decays in HOTTIER_EPOCHS_PER_HALFLIFE steps per half-life, and the
- * victim levels follow it.
+ * victim levels follow it. A shift ticks too, and the next tick comes an
+ * epoch after it.
  */
 static void do_tick(struct work_struct *ws)
 {
 	struct hottier *ht = container_of(to_delayed_work(ws), struct hottier,
 					  tick_work);
-	unsigned int ms = READ_ONCE(ht->args.heat_halflife_ms) /
-			  HOTTIER_EPOCHS_PER_HALFLIFE;
+	unsigned long epoch = epoch_jiffies(ht), due;
 
+	mutex_lock(&ht->tick_lock);
+	due = ht->tick_at + epoch;
+	if (time_before(jiffies + 1, due)) {
+		mutex_unlock(&ht->tick_lock);
+		queue_delayed_work(ht->wq, &ht->tick_work, due - jiffies);
+		return;
+	}
 	hottier_policy_tick(&ht->policy);
-	queue_delayed_work(ht->wq, &ht->tick_work, msecs_to_jiffies(ms));
+	ht->tick_at = jiffies;
+	ht->shifting = false;
+	mutex_unlock(&ht->tick_lock);
+	queue_delayed_work(ht->wq, &ht->tick_work, epoch);
+}
+
+/*
+ * Once a second, the shift detector's sample of the fresh reads; a shift
+ * begins with a tick, and each second of its epoch cuts the replicas it
+ * says stopped being read (hottier_policy_shift_second()).
+ */
+static void do_sample(struct work_struct *ws)
+{
+	struct hottier *ht = container_of(to_delayed_work(ws), struct hottier,
+					  sample_work);
+	u32 halflife = READ_ONCE(ht->args.heat_halflife_ms), since;
+	unsigned long now;
+
+	mutex_lock(&ht->tick_lock);
+	now = jiffies;
+	if (hottier_shift_sample(&ht->shift,
+				 hottier_stat_read(ht, HOTTIER_STAT_FRESH_HITS),
+				 hottier_stat_read(ht, HOTTIER_STAT_FRESH_READS),
+				 jiffies_to_msecs(now - ht->sample_at),
+				 halflife, ht->shifting)) {
+		hottier_policy_shift(&ht->policy);
+		ht->tick_at = jiffies;
+		ht->shift_at = ht->tick_at;
+		ht->shifting = true;
+		mod_delayed_work(ht->wq, &ht->tick_work, epoch_jiffies(ht));
+		stat_add(ht, HOTTIER_STAT_SHIFTS, 1);
+	} else if (ht->shifting) {
+		since = jiffies_to_msecs(jiffies - ht->shift_at);
+		ht->shifting = hottier_policy_shift_second(&ht->policy, since,
+							   halflife);
+	}
+	ht->sample_at = now;
+	mutex_unlock(&ht->tick_lock);
+	queue_delayed_work(ht->wq, &ht->sample_work, HZ);
+}
+
+/* At resume: the detector starts afresh (a suspended device read nothing). */
+void hottier_ticks_start(struct hottier *ht)
+{
+	mutex_lock(&ht->tick_lock);
+	ht->tick_at = jiffies;
+	ht->sample_at = ht->tick_at;
+	ht->shifting = false;
+	hottier_shift_init(&ht->shift);
+	mutex_unlock(&ht->tick_lock);
+	queue_delayed_work(ht->wq, &ht->tick_work, epoch_jiffies(ht));
+	queue_delayed_work(ht->wq, &ht->sample_work, HZ);
+}
+
+void hottier_ticks_stop(struct hottier *ht)
+{
+	cancel_delayed_work_sync(&ht->sample_work);
+	cancel_delayed_work_sync(&ht->tick_work);
 }
 
 /*
@@ -486,5 +556,7 @@ void hottier_migrate_init(struct hottier *ht)
 {
 	INIT_DELAYED_WORK(&ht->promote_work, do_promote);
 	INIT_DELAYED_WORK(&ht->tick_work, do_tick);
+	INIT_DELAYED_WORK(&ht->sample_work, do_sample);
+	mutex_init(&ht->tick_lock);
 	init_waitqueue_head(&ht->migrate_wait);
 }

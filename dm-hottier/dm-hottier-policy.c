@@ -159,9 +159,154 @@ void hottier_policy_tick(struct hottier_policy *p)
 	hottier_heat_tick(&p->heat);
 	if (!(atomic_read(&p->heat.epoch) % HOTTIER_EPOCHS_PER_HALFLIFE))
 		hottier_map_age(p->map);
+	hottier_map_shift(p->map, 0, 0);	/* a shift lasts an epoch */
 	hottier_map_refresh(p->map, hottier_policy_epoch(p));
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_tick);
+
+/*
+ * A working-set shift begins (hottier_shift_sample()): the heat table
+ * forgets every entry, whose old heat would keep the new hot set's out of
+ * it (and make the old set's warm extents candidates again), and a new
+ * epoch starts now: a replica last read in an earlier one is unread since
+ * the shift began. Nothing is cut before its first second. May sleep.
+ */
+void hottier_policy_shift(struct hottier_policy *p)
+{
+	hottier_heat_forget_all(&p->heat);
+	hottier_policy_tick(p);
+	hottier_map_shift(p->map, hottier_policy_epoch(p), U32_MAX);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_shift);
+
+/*
+ * A second of the shift, @elapsed_ms after it began: the replicas unread
+ * since whose rate says they missed HOTTIER_SHIFT_MISSED reads are cut,
+ * and go to the lowest level. False: the shift is over (its epoch ended).
+ * May sleep.
+ */
+bool hottier_policy_shift_second(struct hottier_policy *p, u32 elapsed_ms,
+				 u32 halflife_ms)
+{
+	u16 epoch = hottier_policy_epoch(p);
+
+	if (!READ_ONCE(p->map->shift_heat) ||
+	    READ_ONCE(p->map->shift_epoch) != epoch)
+		return false;
+	hottier_map_shift(p->map, epoch,
+			  hottier_shift_heat(elapsed_ms, halflife_ms));
+	hottier_map_shift_refile(p->map, epoch);
+	return true;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_shift_second);
+
+/* The shift detector */
+
+void hottier_shift_init(struct hottier_shift *sh)
+{
+	memset(sh, 0, sizeof(*sh));
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_shift_init);
+
+/* @avg moved towards @rate by @ms of a time constant of @tau_ms. */
+static void shift_avg(u64 *avg, u64 rate, u32 ms, u32 tau_ms)
+{
+	ms = min(ms, tau_ms);
+	if (rate >= *avg)
+		*avg += div_u64((rate - *avg) * ms, tau_ms);
+	else
+		*avg -= div_u64((*avg - rate) * ms, tau_ms);
+}
+
+/* Hits per read, in 1/1024. */
+static u64 shift_ratio(u64 hits, u64 reads)
+{
+	return reads ? div64_u64(hits << 10, reads) : 0;
+}
+
+/*
+ * A sample: the device's fresh read hits and fresh reads, counted since
+ * it started, @elapsed_ms after the last sample. True: a shift begins
+ * (never while @shifting, a shift being on).
+ */
+bool hottier_shift_sample(struct hottier_shift *sh, u64 hits, u64 reads,
+			  u32 elapsed_ms, u32 halflife_ms, bool shifting)
+{
+	u64 dh = hits - sh->hits, dr = reads - sh->reads, rh, rr;
+	bool first = !sh->age_ms, low, back;
+
+	/* Counters reset (reset_stats) start it over, averages kept. */
+	back = hits < sh->hits || reads < sh->reads;
+	sh->hits = hits;
+	sh->reads = reads;
+	if (!sh->primed || !elapsed_ms || back) {
+		sh->primed = true;
+		return false;
+	}
+	/* A second without fresh reads is no evidence: it is skipped. */
+	if (!dr)
+		return false;
+	/* Rates a second; a second of a million reads shifted fits. */
+	rh = div_u64(min_t(u64, dh, U32_MAX) * MSEC_PER_SEC <<
+		     HOTTIER_SHIFT_RATE_SHIFT, elapsed_ms);
+	rr = div_u64(min_t(u64, dr, U32_MAX) * MSEC_PER_SEC <<
+		     HOTTIER_SHIFT_RATE_SHIFT, elapsed_ms);
+	if (first) {
+		sh->long_hits = rh;
+		sh->short_hits = rh;
+		sh->long_reads = rr;
+		sh->short_reads = rr;
+	} else {
+		shift_avg(&sh->long_hits, rh, elapsed_ms, halflife_ms);
+		shift_avg(&sh->long_reads, rr, elapsed_ms, halflife_ms);
+		shift_avg(&sh->short_hits, rh, elapsed_ms,
+			  HOTTIER_SHIFT_SHORT_S * MSEC_PER_SEC);
+		shift_avg(&sh->short_reads, rr, elapsed_ms,
+			  HOTTIER_SHIFT_SHORT_S * MSEC_PER_SEC);
+	}
+	sh->age_ms = min_t(u64, (u64)sh->age_ms + elapsed_ms, U32_MAX - 1);
+
+	low = sh->long_hits * HOTTIER_SHIFT_LEAST > sh->long_reads &&
+	      sh->short_hits * HOTTIER_SHIFT_DROP < sh->long_hits &&
+	      shift_ratio(sh->short_hits, sh->short_reads) *
+	      HOTTIER_SHIFT_DROP <
+	      shift_ratio(sh->long_hits, sh->long_reads);
+	if (!low) {
+		sh->low_ms = 0;
+		return false;
+	}
+	if (sh->low_ms == U32_MAX)
+		return false;		/* one shift a drop */
+	if (!sh->low_ms) {
+		sh->low_ms = 1;		/* the drop begins */
+		return false;
+	}
+	sh->low_ms = min_t(u64, (u64)sh->low_ms + elapsed_ms, U32_MAX - 1);
+	if (shifting || sh->age_ms < HOTTIER_SHIFT_ARM_S * MSEC_PER_SEC ||
+	    sh->low_ms <= HOTTIER_SHIFT_HOLD_S * MSEC_PER_SEC)
+		return false;
+	sh->low_ms = U32_MAX;
+	return true;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_shift_sample);
+
+/*
+ * The heat at its last read from which a replica unread for @elapsed_ms
+ * missed HOTTIER_SHIFT_MISSED reads: its rate then, heat x ln2 /
+ * half-life (ln2 as 709 / 1024, as the rate rule's), times @elapsed_ms.
+ * U32_MAX (none) for no time yet.
+ */
+u32 hottier_shift_heat(u32 elapsed_ms, u32 halflife_ms)
+{
+	u64 heat;
+
+	if (!elapsed_ms)
+		return U32_MAX;
+	heat = DIV_ROUND_UP_ULL((u64)HOTTIER_SHIFT_MISSED * HOTTIER_HEAT_ONE *
+				1024 * halflife_ms, 709ULL * elapsed_ms);
+	return clamp_t(u64, heat, 1, U32_MAX);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_shift_heat);
 
 /*
  * The bar for @threshold now: lower while the map has free slots or
@@ -461,8 +606,7 @@ int hottier_policy_next(struct hottier_policy *p, struct hottier_work *w)
 					   &vextent, &w->visits);
 		victim.found = vslot != HOTTIER_NIL;
 		victim.cut = victim.found &&
-			     hottier_mslot_cut(hottier_mslot(p->map, vslot),
-					       epoch);
+			     hottier_map_cut(p->map, vslot, epoch);
 		if (victim.found && !victim.cut &&
 		    victim.heat >= HOTTIER_HEAT_ONE)
 			hottier_map_cut_gone(p->map, true);

@@ -122,6 +122,9 @@ void hottier_policy_done(struct hottier_policy *p, struct hottier_work *w,
 			 bool ok);
 void hottier_policy_tick(struct hottier_policy *p);
 u16 hottier_policy_epoch(struct hottier_policy *p);
+void hottier_policy_shift(struct hottier_policy *p);
+bool hottier_policy_shift_second(struct hottier_policy *p, u32 elapsed_ms,
+				 u32 halflife_ms);
 bool hottier_policy_pinned(struct hottier_policy *p, u64 extent);
 int hottier_policy_promote_range(struct hottier_policy *p, u64 first,
 				 u64 last, gfp_t gfp);
@@ -135,5 +138,42 @@ bool hottier_policy_wants_work(struct hottier_policy *p);
 u64 hottier_policy_nr_pinned(struct hottier_policy *p);
 u32 hottier_policy_pin_ranges(struct hottier_policy *p, u64 *first,
 			      u64 *last, u32 max, bool count);
+
+/*
+ * The working-set shift detector. Once a second the target gives it the
+ * device's fresh reads and their hits so far: reads that continue no
+ * stream, since a stream's reads are one decision repeated (its file
+ * playing from the SSD or not), not evidence of where the hot set is. It
+ * averages their rates over the half-life and over HOTTIER_SHIFT_SHORT_S.
+ * A shift begins once the short average's hits, and its hit ratio, have
+ * been under 1 / HOTTIER_SHIFT_DROP of the long average's for
+ * HOTTIER_SHIFT_HOLD_S, the long hit ratio being 1 / HOTTIER_SHIFT_LEAST
+ * or more and the detector HOTTIER_SHIFT_ARM_S old: one shift a drop, the
+ * next waits for the hits to come back. In a shift (one epoch), a replica
+ * unread since it began is cut once the rate of its last read says it
+ * missed HOTTIER_SHIFT_MISSED reads (hottier_shift_heat()).
+ */
+#define HOTTIER_SHIFT_SHORT_S	2
+#define HOTTIER_SHIFT_DROP	4
+#define HOTTIER_SHIFT_HOLD_S	2
+#define HOTTIER_SHIFT_LEAST	5
+#define HOTTIER_SHIFT_ARM_S	10
+#define HOTTIER_SHIFT_MISSED	2
+/* Rates are kept in reads a second, times 2^HOTTIER_SHIFT_RATE_SHIFT. */
+#define HOTTIER_SHIFT_RATE_SHIFT	8
+
+struct hottier_shift {
+	u64 hits, reads;		/* the counters at the last sample */
+	u64 long_hits, long_reads;	/* averaged over the half-life */
+	u64 short_hits, short_reads;	/* ... over HOTTIER_SHIFT_SHORT_S */
+	u32 age_ms;			/* since the first sample */
+	u32 low_ms;			/* the drop held; U32_MAX: it fired */
+	bool primed;			/* hits and reads are a sample's */
+};
+
+void hottier_shift_init(struct hottier_shift *sh);
+bool hottier_shift_sample(struct hottier_shift *sh, u64 hits, u64 reads,
+			  u32 elapsed_ms, u32 halflife_ms, bool shifting);
+u32 hottier_shift_heat(u32 elapsed_ms, u32 halflife_ms);
 
 #endif /* DM_HOTTIER_POLICY_H */

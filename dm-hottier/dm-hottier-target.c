@@ -108,7 +108,7 @@ static void hottier_destroy(struct hottier *ht)
 	release_claim(ht);
 	if (ht->wq) {
 		hottier_scrub_stop(ht);
-		cancel_delayed_work_sync(&ht->tick_work);
+		hottier_ticks_stop(ht);
 		cancel_delayed_work_sync(&ht->promote_work);
 		cancel_delayed_work_sync(&ht->commit_work);
 		cancel_work_sync(&ht->inval_work);
@@ -270,7 +270,7 @@ static void hottier_postsuspend(struct dm_target *ti)
 	cancel_delayed_work_sync(&ht->promote_work);
 	hottier_cancel_waiting(ht);
 	wait_event(ht->migrate_wait, !atomic_read(&ht->migrating));
-	cancel_delayed_work_sync(&ht->tick_work);
+	hottier_ticks_stop(ht);
 	flush_workqueue(ht->wq);
 	/* Nothing changes the map now: a clean stop writes it. */
 	hottier_persist_stop(ht);
@@ -385,9 +385,7 @@ static void hottier_resume(struct dm_target *ti)
 	WRITE_ONCE(ht->running, true);
 	hottier_persist_started(ht);
 	hottier_qos_restart(ht);
-	queue_delayed_work(ht->wq, &ht->tick_work,
-			   msecs_to_jiffies(ht->args.heat_halflife_ms /
-					    HOTTIER_EPOCHS_PER_HALFLIFE));
+	hottier_ticks_start(ht);
 	kick_promote(ht, 0);
 	hottier_sysfs_add(ht);
 	memalloc_noio_restore(noio);
@@ -422,7 +420,7 @@ static void emit_args(struct hottier *ht, char *result, unsigned int maxlen,
  *   <ssd_latency_us> <hdd_latency_us> <replica_reads_ssd>
  *   <replica_reads_hdd> <ssd_errors> <migrations_allowed> <mode>
  *   <scrub_slots> <scrub> <map> <map_loaded> <map_dropped> <map_checked>
- *   <map_writes>
+ *   <map_writes> <shifts>
  *
  * Status TABLE: the table line that recreates this device, every optional
  * key with its current value.
@@ -437,9 +435,10 @@ const char * const hottier_field_names[HOTTIER_NR_FIELDS] = {
 	"hdd_latency_us", "replica_reads_ssd", "replica_reads_hdd",
 	"ssd_errors", "migrations_allowed", "mode", "scrub_slots", "scrub",
 	"map", "map_loaded", "map_dropped", "map_checked", "map_writes",
+	"shifts",
 };
 
-static u64 stat_read(struct hottier *ht, enum hottier_stat s)
+u64 hottier_stat_read(struct hottier *ht, enum hottier_stat s)
 {
 	u64 sum = 0;
 	int cpu;
@@ -462,13 +461,14 @@ static u64 field_value(struct hottier *ht, enum hottier_field f)
 {
 	switch (f) {
 	case HOTTIER_F_READS ... HOTTIER_F_SSD_FLUSH_ERRORS:
-		return stat_read(ht, HOTTIER_STAT_READS + (f - HOTTIER_F_READS));
+		return hottier_stat_read(ht, HOTTIER_STAT_READS +
+					 (f - HOTTIER_F_READS));
 	case HOTTIER_F_SLOTS_USED:
 		return atomic_read(&ht->map.resident);
 	case HOTTIER_F_SLOTS_TOTAL:
 		return ht->layout.nr_slots;
 	case HOTTIER_F_READ_HITS ... HOTTIER_F_COPIES_DISCARDED:
-		return stat_read(ht, HOTTIER_STAT_READ_HITS +
+		return hottier_stat_read(ht, HOTTIER_STAT_READ_HITS +
 				 (f - HOTTIER_F_READ_HITS));
 	case HOTTIER_F_MIGRATIONS:
 		return atomic_read(&ht->migrating);
@@ -487,7 +487,7 @@ static u64 field_value(struct hottier *ht, enum hottier_field f)
 	case HOTTIER_F_HDD_LATENCY_US:
 		return lat_us(ht, HOTTIER_ROUTE_HDD);
 	case HOTTIER_F_REPLICA_READS_SSD ... HOTTIER_F_SSD_ERRORS:
-		return stat_read(ht, HOTTIER_STAT_REPLICA_READS_SSD +
+		return hottier_stat_read(ht, HOTTIER_STAT_REPLICA_READS_SSD +
 				 (f - HOTTIER_F_REPLICA_READS_SSD));
 	case HOTTIER_F_MIGRATIONS_ALLOWED:
 		return hottier_migrations_allowed(ht);
@@ -507,6 +507,8 @@ static u64 field_value(struct hottier *ht, enum hottier_field f)
 		return READ_ONCE(ht->map_checked);
 	case HOTTIER_F_MAP_WRITES:
 		return READ_ONCE(ht->map_writes);
+	case HOTTIER_F_SHIFTS:
+		return hottier_stat_read(ht, HOTTIER_STAT_SHIFTS);
 	default:
 		return 0;
 	}

@@ -74,6 +74,11 @@ enum hottier_stat {
 	HOTTIER_STAT_REPLICA_READS_SSD,
 	HOTTIER_STAT_REPLICA_READS_HDD,
 	HOTTIER_STAT_SSD_ERRORS,
+	/* not printed: the shift detector's, reads that continue no stream */
+	HOTTIER_STAT_FRESH_READS,
+	HOTTIER_STAT_FRESH_HITS,
+	/* printed last: */
+	HOTTIER_STAT_SHIFTS,
 	HOTTIER_NR_STATS,
 };
 
@@ -213,6 +218,17 @@ struct hottier {
 	struct workqueue_struct *wq;
 	struct delayed_work promote_work;
 	struct delayed_work tick_work;
+	struct delayed_work sample_work;	/* the shift detector's second */
+	/*
+	 * Serialises the policy's ticks, by tick_work or by a shift that
+	 * sample_work starts, and protects the fields below.
+	 */
+	struct mutex tick_lock;
+	unsigned long tick_at;		/* jiffies of the last tick */
+	unsigned long sample_at;	/* ... of the last sample */
+	unsigned long shift_at;		/* ... the shift began */
+	bool shifting;			/* its epoch is not over */
+	struct hottier_shift shift;
 	struct dm_kcopyd_client *kcopyd;
 	struct bio_set bs;
 	struct hottier_migration migs[HOTTIER_MAX_MIGRATIONS];
@@ -311,7 +327,7 @@ enum hottier_field {
 	HOTTIER_F_MIGRATIONS_ALLOWED, HOTTIER_F_MODE, HOTTIER_F_SCRUB_SLOTS,
 	HOTTIER_F_SCRUB, HOTTIER_F_MAP, HOTTIER_F_MAP_LOADED,
 	HOTTIER_F_MAP_DROPPED, HOTTIER_F_MAP_CHECKED, HOTTIER_F_MAP_WRITES,
-	HOTTIER_NR_FIELDS,
+	HOTTIER_F_SHIFTS, HOTTIER_NR_FIELDS,
 };
 
 extern const char * const hottier_field_names[HOTTIER_NR_FIELDS];
@@ -384,6 +400,9 @@ void hottier_io_invalidated(struct hottier *ht, struct bio_list *bios,
 
 /* dm-hottier-migrate.c */
 void hottier_migrate_init(struct hottier *ht);
+void hottier_ticks_start(struct hottier *ht);
+void hottier_ticks_stop(struct hottier *ht);
+u64 hottier_stat_read(struct hottier *ht, enum hottier_stat s);
 int hottier_alloc_tables(struct hottier *ht, char **error);
 int hottier_init_migration(struct hottier *ht, char **error);
 void hottier_slot_get(struct hottier *ht, u32 slot);

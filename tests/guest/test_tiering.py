@@ -18,6 +18,7 @@ import time
 import pytest
 
 import devices
+import hotio
 from conftest import KernelLog, hottier_table, info, scrub, unique, \
     wait_copies_done
 from directio import Direct, Phases, meta_sectors, nr_slots, poll
@@ -746,3 +747,60 @@ def test_tracked_never_exceeds_max_tracked_rounded_to_sets(hottier_module):
             print("tracked:", seen, "promotions:", info(d)["promotions"])
             assert max(seen) <= cap, seen
             assert seen[-1] == cap, seen
+
+
+# 8. Working-set shifts
+
+def test_a_moved_hot_set_is_one_shift_and_streams_beside_it_are_none(
+        hottier_module):
+    """Documentation/hottier.rst, Working-set shifts: random reads over a
+    region larger than the SSD, then over another, make one shift, and
+    the new region takes the SSD; then streams over cold data beside the
+    new region's reads, which take the device's hit ratio down as a move
+    would, make none, since a stream's reads continue it and are not
+    fresh."""
+    extent = 128                                # 64 KiB
+    region = 20 * MiB                           # 320 extents, 250 slots
+    a, b, cold = 0, 96 * MiB, 512 * MiB
+    with devices.fast(unique("hdd"), 1024) as h, \
+         devices.fast(unique("ssd"), 16) as s:
+        with devices.DmDevice(unique("ht"), table(
+                h.path, s.path, extent)) as d:
+            def phase(seconds, *jobs):
+                before = info(d)
+                with hotio.Fio(d.path, "--time_based",
+                               f"--runtime={seconds}", *jobs) as f:
+                    rc, _, out = f.wait(timeout=seconds + 120)
+                assert rc == 0, out
+                after = info(d)
+                hits = after["read_hits"] - before["read_hits"]
+                reads = hits + after["read_misses"] - before["read_misses"]
+                return after, hits / max(1, reads)
+
+            def randread(offset, depth, *more):
+                return ["--name=rand", "--rw=randread", "--bs=4k",
+                        f"--offset={offset}", f"--size={region}",
+                        f"--iodepth={depth}", *more]
+
+            i, ratio_a = phase(25, *randread(a, 8))
+            print("A:", ratio_a, i)
+            assert i["shifts"] == 0, i
+            assert ratio_a > 0.5, (ratio_a, i)
+            i, ratio_b = phase(25, *randread(b, 8))
+            print("B:", ratio_b, i)
+            assert i["shifts"] == 1, i
+            i, ratio_b2 = phase(10, *randread(b, 8))
+            print("B, after:", ratio_b2, i)
+            assert ratio_b2 > 0.5, (ratio_b2, i)
+            # Four streams of one pass each (80 of their 128 MiB), 256
+            # misses a second against 40 fresh reads.
+            streams = [w for k in range(4) for w in (
+                f"--name=stream{k}", "--rw=read", "--bs=128k",
+                f"--offset={cold + k * 128 * MiB}", f"--size={128 * MiB}",
+                "--iodepth=4", "--rate=4m")]
+            i, ratio_c = phase(20, *randread(b, 1, "--rate_iops=40"),
+                               *streams)
+            print("B with streams:", ratio_c, i)
+            # The device's hits fell as at a move; no shift.
+            assert ratio_c < ratio_b2 / 4, (ratio_c, ratio_b2)
+            assert i["shifts"] == 1, i

@@ -38,7 +38,8 @@ FIELDS = ("reads", "writes", "read_sectors", "write_sectors", "discards",
           "scrub_checked", "scrub_mismatches", "ssd_latency_us",
           "hdd_latency_us", "replica_reads_ssd", "replica_reads_hdd",
           "ssd_errors", "migrations_allowed", "mode", "scrub_slots", "scrub",
-          "map", "map_loaded", "map_dropped", "map_checked", "map_writes")
+          "map", "map_loaded", "map_dropped", "map_checked", "map_writes",
+          "shifts")
 TEXT_FIELDS = ("mode", "scrub", "map")
 
 _UNITS = {"": None, "s": 1, "k": 2, "kb": 2, "kib": 2, "m": 2048,
