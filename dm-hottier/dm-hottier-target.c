@@ -469,7 +469,7 @@ static u64 field_value(struct hottier *ht, enum hottier_field f)
 		return ht->layout.nr_slots;
 	case HOTTIER_F_READ_HITS ... HOTTIER_F_COPIES_DISCARDED:
 		return hottier_stat_read(ht, HOTTIER_STAT_READ_HITS +
-				 (f - HOTTIER_F_READ_HITS));
+					 (f - HOTTIER_F_READ_HITS));
 	case HOTTIER_F_MIGRATIONS:
 		return atomic_read(&ht->migrating);
 	case HOTTIER_F_PINNED:
@@ -488,7 +488,7 @@ static u64 field_value(struct hottier *ht, enum hottier_field f)
 		return lat_us(ht, HOTTIER_ROUTE_HDD);
 	case HOTTIER_F_REPLICA_READS_SSD ... HOTTIER_F_SSD_ERRORS:
 		return hottier_stat_read(ht, HOTTIER_STAT_REPLICA_READS_SSD +
-				 (f - HOTTIER_F_REPLICA_READS_SSD));
+					 (f - HOTTIER_F_REPLICA_READS_SSD));
 	case HOTTIER_F_MIGRATIONS_ALLOWED:
 		return hottier_migrations_allowed(ht);
 	case HOTTIER_F_MODE:
