@@ -982,7 +982,7 @@ static void seq_read_fresh_unless_it_continues_a_stream(struct kunit *test)
 	fresh = false;
 	hottier_seq_read(s, 1000017, 8, 0, 7, &fresh);
 	KUNIT_EXPECT_TRUE(test, fresh);
-	/* And its heat is hottier_seq_heats()'s. */
+	/* And whether it heats, with no fresh flag asked for. */
 	KUNIT_EXPECT_EQ(test, hottier_seq_read(s, 1000025, 8, 8, 7, NULL),
 			true);
 	KUNIT_EXPECT_EQ(test, hottier_seq_read(s, 1000033, 8, 8, 7, NULL),
@@ -1095,7 +1095,8 @@ static void seq_stream_heats_each_extent_once_per_pass(struct kunit *test)
 		for (sector = base; sector < base + (extents << shift);
 		     sector += 8)
 			heat[(sector - base) >> shift] +=
-				hottier_seq_heats(s, sector, 8, cutoff, shift);
+				hottier_seq_read(s, sector, 8, cutoff, shift,
+						 NULL);
 	for (e = 0; e < extents; e++)
 		KUNIT_EXPECT_EQ_MSG(test, heat[e], e < 2 ? 16 * passes : passes,
 				    "extent %u", e);
@@ -1114,10 +1115,10 @@ static void seq_random_reads_and_cutoff_zero_always_heat(struct kunit *test)
 		x = x * 1664525 + 1013904223;
 		/* Inside a 128-sector extent, never at its start. */
 		sector = (u64)(x >> 4) * 1024 + 8;
-		heated += hottier_seq_heats(s, sector, 8, 8, 7);
+		heated += hottier_seq_read(s, sector, 8, 8, 7, NULL);
 	}
 	for (sector = 8; sector < 100000; sector += 8, n++)
-		heated += hottier_seq_heats(s, sector, 8, 0, 7);
+		heated += hottier_seq_read(s, sector, 8, 0, 7, NULL);
 	KUNIT_EXPECT_EQ(test, heated, n);
 }
 
@@ -1133,7 +1134,7 @@ static void seq_unaligned_stream_heats_its_first_extent(struct kunit *test)
 
 	for (sector = base + 64; sector < base + 4 * 128; sector += 8)
 		heat[(sector - base) >> 7] +=
-			hottier_seq_heats(s, sector, 8, 8, 7);
+			hottier_seq_read(s, sector, 8, 8, 7, NULL);
 	KUNIT_EXPECT_EQ(test, heat[0], 1U);
 	KUNIT_EXPECT_EQ(test, heat[1], 1U);
 	KUNIT_EXPECT_EQ(test, heat[2], 1U);

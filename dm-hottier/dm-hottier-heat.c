@@ -373,9 +373,9 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_seq_note);
  * once per pass, by the read that enters it (which starts at the extent's
  * first sector, reads being split at extent boundaries). A file streamed
  * often thus heats with its popularity, and a backup's single pass adds
- * one read's worth to each extent, whatever its length. *@fresh: as for
- * seq_note(), the read continues no stream (the shift detector counts
- * only those).
+ * one read's worth to each extent, whatever its length. *@fresh (if not
+ * NULL), as for seq_note(): the read continues no stream (the shift
+ * detector counts only those).
  */
 bool hottier_seq_read(struct hottier_seq *s, u64 sector, u32 nr_sectors,
 		      u64 cutoff_sectors, unsigned int extent_shift, bool *fresh)
@@ -385,14 +385,6 @@ bool hottier_seq_read(struct hottier_seq *s, u64 sector, u32 nr_sectors,
 	return !(sector & ((1ULL << extent_shift) - 1));
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_seq_read);
-
-bool hottier_seq_heats(struct hottier_seq *s, u64 sector, u32 nr_sectors,
-		       u64 cutoff_sectors, unsigned int extent_shift)
-{
-	return hottier_seq_read(s, sector, nr_sectors, cutoff_sectors,
-				extent_shift, NULL);
-}
-EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_seq_heats);
 
 /* Administrators' views */
 

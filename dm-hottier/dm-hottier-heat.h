@@ -138,8 +138,6 @@ struct hottier_seq {
 void hottier_seq_init(struct hottier_seq *s);
 bool hottier_seq_note(struct hottier_seq *s, u64 sector, u32 nr_sectors,
 		      u64 cutoff_sectors);
-bool hottier_seq_heats(struct hottier_seq *s, u64 sector, u32 nr_sectors,
-		       u64 cutoff_sectors, unsigned int extent_shift);
 bool hottier_seq_read(struct hottier_seq *s, u64 sector, u32 nr_sectors,
 		      u64 cutoff_sectors, unsigned int extent_shift, bool *fresh);
 

@@ -1416,7 +1416,7 @@ static void loop_replicas_still_read_keep_their_slots(struct kunit *test)
 
 /*
  * Reads that heat nothing (a stream's reads inside an extent it already
- * heated, hottier_seq_heats()) promote nothing, however many.
+ * heated, hottier_seq_read()) promote nothing, however many.
  */
 static void loop_scans_promote_nothing(struct kunit *test)
 {

@@ -740,6 +740,14 @@ static bool shift_cut(struct hottier_map *m, u32 meta, u16 epoch)
 	       heat;
 }
 
+/* An unpinned replica the rate rule or a shift cut: counted in nr_cut. */
+static bool counts_cut(struct hottier_map *m, u32 meta, u16 epoch)
+{
+	return !(FIELD_GET(HOTTIER_MS_FLAGS, meta) & HOTTIER_SF_PINNED) &&
+	       (meta_cut(meta, meta_idle(meta, epoch)) ||
+		shift_cut(m, meta, epoch));
+}
+
 /* hottier_mslot_worth(), nothing for a replica a shift cut. */
 u32 hottier_map_worth(struct hottier_map *m, u32 slot, u16 epoch)
 {
@@ -1080,8 +1088,7 @@ void hottier_map_refresh(struct hottier_map *m, u16 epoch)
 		if (FIELD_GET(HOTTIER_MS_STATE, meta) != HOTTIER_S_RESIDENT)
 			continue;
 		idle = meta_idle(meta, epoch);
-		if (!(FIELD_GET(HOTTIER_MS_FLAGS, meta) & HOTTIER_SF_PINNED) &&
-		    (meta_cut(meta, idle) || shift_cut(m, meta, epoch)))
+		if (counts_cut(m, meta, epoch))
 			cut++;
 		/*
 		 * One worth less than a read an epoch ago went to the lowest
@@ -1141,14 +1148,12 @@ u32 hottier_map_shift_refile(struct hottier_map *m, u16 epoch)
 		if (!(slot % 4096))
 			cond_resched();
 		if (FIELD_GET(HOTTIER_MS_STATE, meta) != HOTTIER_S_RESIDENT ||
-		    (FIELD_GET(HOTTIER_MS_FLAGS, meta) & HOTTIER_SF_PINNED))
+		    !counts_cut(m, meta, epoch))
 			continue;
+		cut++;
 		if (shift_cut(m, meta, epoch)) {
 			refile(m, slot, epoch);
 			shifted++;
-			cut++;
-		} else if (meta_cut(meta, meta_idle(meta, epoch))) {
-			cut++;
 		}
 	}
 	atomic_set(&m->nr_cut, cut);
