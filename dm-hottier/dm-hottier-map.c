@@ -1133,13 +1133,12 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_shift);
 /*
  * A second of a shift: every replica it cut goes down to the lowest
  * level, where the victim search finds it first, and the cut replicas
- * are counted again (the rate rule's too). Returns the replicas the
- * shift cut. May sleep; as costly as an epoch's refresh, once a second
- * for the shift's epoch.
+ * are counted again (the rate rule's too). May sleep; as costly as an
+ * epoch's refresh, once a second for the shift's epoch.
  */
-u32 hottier_map_shift_refile(struct hottier_map *m, u16 epoch)
+void hottier_map_shift_refile(struct hottier_map *m, u16 epoch)
 {
-	u32 slot, meta, cut = 0, shifted = 0;
+	u32 slot, meta, cut = 0;
 	struct hottier_mslot *s;
 
 	for (slot = 0; slot < m->nr_slots; slot++) {
@@ -1151,12 +1150,9 @@ u32 hottier_map_shift_refile(struct hottier_map *m, u16 epoch)
 		    !counts_cut(m, meta, epoch))
 			continue;
 		cut++;
-		if (shift_cut(m, meta, epoch)) {
+		if (shift_cut(m, meta, epoch))
 			refile(m, slot, epoch);
-			shifted++;
-		}
 	}
 	atomic_set(&m->nr_cut, cut);
-	return shifted;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_shift_refile);

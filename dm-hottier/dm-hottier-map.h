@@ -324,7 +324,7 @@ u32 hottier_map_nr_cut(struct hottier_map *m);
 u32 hottier_map_worth(struct hottier_map *m, u32 slot, u16 epoch);
 bool hottier_map_cut(struct hottier_map *m, u32 slot, u16 epoch);
 void hottier_map_shift(struct hottier_map *m, u16 epoch, u32 heat);
-u32 hottier_map_shift_refile(struct hottier_map *m, u16 epoch);
+void hottier_map_shift_refile(struct hottier_map *m, u16 epoch);
 void hottier_map_cut_gone(struct hottier_map *m, bool none_left);
 
 #endif /* DM_HOTTIER_MAP_H */
