@@ -687,6 +687,51 @@ static void map_shift_cuts_replicas_unread_since_it_began(struct kunit *test)
 }
 
 /*
+ * In a shift, a replica's first read since it began starts its heat at
+ * that read, as the heat table's entries started: it goes down to the
+ * level of one read, below a cooler replica unread since. Its next reads
+ * add up as ever, and once the next tick ends the shift a read adds to
+ * the heat it had.
+ */
+static void map_shift_restarts_heat_at_a_replicas_first_read(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 8, 64);
+	u32 hot, cool, heat;
+	u64 extent;
+
+	hot = install(r, 1, 64, false);
+	cool = install(r, 2, 8, false);
+	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
+						 &extent, NULL), cool);
+
+	hottier_policy_shift(&r->p);
+	rig_read(r, 1, false);
+	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map, hot),
+						 epoch(r)), HOTTIER_HEAT_ONE);
+	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
+						 &extent, NULL), hot);
+	KUNIT_EXPECT_EQ(test, heat, HOTTIER_HEAT_ONE);
+	/* cool, unread, keeps its heat (decayed by the shift's tick). */
+	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map, cool),
+						 epoch(r)),
+			hottier_heat_decay(8 * HOTTIER_HEAT_ONE, 1));
+
+	reads(r, 1, 2);
+	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map, hot),
+						 epoch(r)), 3 * HOTTIER_HEAT_ONE);
+
+	/* The next tick ends the shift: a first read adds to the heat. */
+	hottier_policy_tick(&r->p);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(r->map.shift_heat), 0U);
+	heat = hottier_mslot_heat(hottier_mslot(&r->map, cool), epoch(r));
+	rig_read(r, 2, false);
+	heat = (heat + HOTTIER_HEAT_ONE) >> HOTTIER_SLOT_HEAT_SHIFT;
+	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map, cool),
+						 epoch(r)),
+			heat << HOTTIER_SLOT_HEAT_SHIFT);
+}
+
+/*
  * A replica left alone longer than its 6-bit epoch can count still decays
  * to nothing: the refresh keeps the epoch from wrapping.
  */
@@ -1499,6 +1544,7 @@ static struct kunit_case hottier_map_cases[] = {
 	KUNIT_CASE(map_idle_replica_is_worth_less),
 	KUNIT_CASE(map_rate_rule_cuts_a_replica_whose_reads_stopped),
 	KUNIT_CASE(map_shift_cuts_replicas_unread_since_it_began),
+	KUNIT_CASE(map_shift_restarts_heat_at_a_replicas_first_read),
 	KUNIT_CASE(map_idle_replica_heat_never_wraps),
 	KUNIT_CASE(map_record_holds_40_bit_extents),
 	KUNIT_CASE(map_levels_ring_keeps_every_slot),

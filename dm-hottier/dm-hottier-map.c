@@ -724,6 +724,15 @@ bool hottier_mslot_cut(const struct hottier_mslot *s, u16 epoch)
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_mslot_cut);
 
+/* In a working-set shift, and unread since the shift's epoch began. */
+static bool shift_unread(struct hottier_map *m, u32 meta, u16 epoch)
+{
+	return READ_ONCE(m->shift_heat) &&
+	       READ_ONCE(m->shift_epoch) == epoch &&
+	       FIELD_GET(HOTTIER_MS_EPOCH, meta) !=
+	       (epoch & HOTTIER_EPOCH_MASK);
+}
+
 /*
  * In a working-set shift: unread since the shift's epoch began, and its
  * heat at its last read (its rate then) says it missed the reads the
@@ -731,13 +740,9 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_mslot_cut);
  */
 static bool shift_cut(struct hottier_map *m, u32 meta, u16 epoch)
 {
-	u32 heat = READ_ONCE(m->shift_heat);
-
-	return heat && READ_ONCE(m->shift_epoch) == epoch &&
-	       FIELD_GET(HOTTIER_MS_EPOCH, meta) !=
-	       (epoch & HOTTIER_EPOCH_MASK) &&
+	return shift_unread(m, meta, epoch) &&
 	       FIELD_GET(HOTTIER_MS_HEAT, meta) << HOTTIER_SLOT_HEAT_SHIFT >=
-	       heat;
+	       READ_ONCE(m->shift_heat);
 }
 
 /* An unpinned replica the rate rule or a shift cut: counted in nr_cut. */
@@ -768,18 +773,6 @@ bool hottier_map_cut(struct hottier_map *m, u32 slot, u16 epoch)
 	       hottier_mslot_cut(s, epoch);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_cut);
-
-/* A read of the replica in @slot: one more read of heat. */
-u32 __hottier_map_hit(struct hottier_map *m, u32 slot, u16 epoch)
-{
-	struct hottier_mslot *s = hottier_mslot(m, slot);
-	u32 heat = hottier_mslot_heat(s, epoch) + HOTTIER_HEAT_ONE;
-
-	heat = min_t(u32, heat, HOTTIER_SLOT_HEAT_MAX);
-	set_heat(s, heat, epoch);
-	return heat;
-}
-EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_map_hit);
 
 /* A free slot, RESERVED with one reference, or HOTTIER_NIL. */
 u32 hottier_map_alloc(struct hottier_map *m)
@@ -1047,7 +1040,10 @@ void hottier_map_age(struct hottier_map *m)
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_age);
 
-/* An idle slot goes down to the level of its worth, if it is above it. */
+/*
+ * A slot goes down to the level of its worth, if it is above it: an idle
+ * one, or one a shift's first read started afresh.
+ */
 static void refile(struct hottier_map *m, u32 slot, u16 epoch)
 {
 	unsigned int lvl, band;
@@ -1063,6 +1059,29 @@ static void refile(struct hottier_map *m, u32 slot, u16 epoch)
 		}
 	spin_unlock_irqrestore(&m->qlock, flags);
 }
+
+/*
+ * A read of the replica in @slot: one more read of heat. In a working-set
+ * shift, a replica's first read since the shift began starts its heat
+ * afresh, as the shift started the heat table's: candidates and replicas
+ * are weighed on the same reads, those since the shift. It goes down to
+ * the level of that heat, where the victim search finds it.
+ */
+u32 __hottier_map_hit(struct hottier_map *m, u32 slot, u16 epoch)
+{
+	struct hottier_mslot *s = hottier_mslot(m, slot);
+	bool afresh = shift_unread(m, s->meta, epoch);
+	u32 heat = HOTTIER_HEAT_ONE;
+
+	if (!afresh)
+		heat += hottier_mslot_heat(s, epoch);
+	heat = min_t(u32, heat, HOTTIER_SLOT_HEAT_MAX);
+	set_heat(s, heat, epoch);
+	if (afresh)
+		refile(m, slot, epoch);
+	return heat;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_map_hit);
 
 /*
  * One epoch's refresh, of every slot. A replica unread past

@@ -15,7 +15,7 @@ heat table's ties*).
                   [--no-rate-rule] [--no-cut-bar] [--tracked X]
                   [--table-hand] [--epoch-phase F]
                   [--shift [--shift-missed M] [--shift-hold H]
-                           [--shift-all-reads]] [--json]
+                           [--shift-all-reads] [--shift-keep-heat]] [--json]
 
 The model:
 - Devices: an HDD serving one request at a time in 5 ms and an SSD
@@ -51,23 +51,26 @@ The model:
 --no-rate-rule models the kernel before the rate rule (the epoch rule
 alone); --no-cut-bar keeps the rate rule without the cut bar.
 
---shift, a rule tried in the model only (bench-baseline.md, *A shift of
-the working set, detected* and *The shift detector counts fresh
-reads*): the device's hits and reads that start somewhere new are
-averaged over the half-life and over 2 s; a read that continues a
-stream (its reader's extent is the reader's previous one + 1) is one
-decision repeated, not evidence of where the hot set is, and is not
-counted (the kernel's hottier_seq_note() tells these apart). When the
-short average's hits and hit ratio have both been under a quarter of
-the long one's for --shift-hold seconds (2), a shift begins (one a
-drop). As the kernel will run it, a shift ticks the epoch clock at
-once (heat decays a quarter step, as at any tick; the next tick comes a
-whole epoch later), and lasts until that next tick: the heat table
-forgets every entry, and a replica last read in an epoch before the
-shift's is cut (worth nothing) once the rate of its last read says it
-missed --shift-missed reads (2) in the whole seconds since the shift
-began. The detector is armed 10 s into a run. --shift-all-reads feeds
-it every read, continuing ones too (the rule first tried).
+--shift, the kernel's working-set shift rule (hottier.rst, *Working-set
+shifts*; bench-baseline.md, *A shift of the working set, detected* and
+*The shift detector counts fresh reads*): the device's hits and reads
+that start somewhere new are averaged over the half-life and over 2 s;
+a read that continues a stream (its reader's extent is the reader's
+previous one + 1) is one decision repeated, not evidence of where the
+hot set is, and is not counted (the kernel's hottier_seq_read() tells
+these apart). When the short average's hits and hit ratio have both
+been under a quarter of the long one's for --shift-hold seconds (2), a
+shift begins (one a drop). As the kernel runs it, a shift ticks the
+epoch clock at once (heat decays a quarter step, as at any tick; the
+next tick comes a whole epoch later), and lasts until that next tick:
+the heat table forgets every entry; a replica last read in an epoch
+before the shift's is cut (worth nothing) once the rate of its last
+read says it missed --shift-missed reads (2) in the whole seconds since
+the shift began; and a replica's first read since the shift began
+starts its heat afresh, at that read, as the table's entries started
+(--shift-keep-heat: it adds to the heat it had, the rule before). The
+detector is armed 10 s into a run. --shift-all-reads feeds it every
+read, continuing ones too (the rule first tried).
 
 The epoch clock: the model's starts with the run, so moving's move falls
 on an epoch's boundary (under --shift, a shift ticks it too). The
@@ -201,10 +204,11 @@ class Policy:
     def __init__(self, slots, rate_grace=RATE_GRACE, cut_bar=True,
                  tracked=1.0, table_hand=False, epoch_phase=0.0,
                  shift=False, shift_missed=2.0, shift_hold=2.0,
-                 shift_all_reads=False):
+                 shift_all_reads=False, shift_keep_heat=False):
         self.slots, self.rate_grace, self.cut_bar = slots, rate_grace, cut_bar
         self.shift, self.shift_missed = shift, shift_missed
         self.shift_hold, self.shift_all_reads = shift_hold, shift_all_reads
+        self.shift_keep_heat = shift_keep_heat
         # The detector: hits and reads averaged over the half-life and
         # over SHIFT_SHORT_S; when the low began; when the shift did, and
         # the epoch it started.
@@ -323,7 +327,11 @@ class Policy:
             if self.shifts != shifts:
                 epoch = self.clock()    # a shift began: its new epoch
         if r is not None:
-            r[0] = decay(r[0], epoch - r[1]) + 1
+            if (self.shift_t0 is not None and r[2] < self.shift_epoch and
+                    not self.shift_keep_heat):
+                r[0] = 1.0              # its first read since the shift
+            else:
+                r[0] = decay(r[0], epoch - r[1]) + 1
             r[1] = r[2] = epoch
             r[3], r[4] = self.now, r[0]
             return True
@@ -530,6 +538,10 @@ def main(argv):
                     "those that continue a stream too (the rule first "
                     "tried; by default it counts only reads that start "
                     "somewhere new)")
+    ap.add_argument("--shift-keep-heat", action="store_true",
+                    help="with --shift: a replica's first read since a "
+                    "shift adds to the heat it had (the rule before; by "
+                    "default its heat starts afresh at that read)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     S = a.seconds or (150 if a.workload == "zipf" else 30)
@@ -540,6 +552,8 @@ def main(argv):
                  "0 or more")
     if a.shift_all_reads and not a.shift:
         ap.error("--shift-all-reads: only with --shift")
+    if a.shift_keep_heat and not a.shift:
+        ap.error("--shift-keep-heat: only with --shift")
     a.rate_grace = None if a.no_rate_rule else a.rate_grace
     a.cut_bar = not a.no_rate_rule and not a.no_cut_bar
     fig = {"moving": moving, "zipf": zipf, "streaming": streaming}[
@@ -547,14 +561,16 @@ def main(argv):
                     tracked=a.tracked, table_hand=a.table_hand,
                     epoch_phase=a.epoch_phase, shift=a.shift,
                     shift_missed=a.shift_missed, shift_hold=a.shift_hold,
-                    shift_all_reads=a.shift_all_reads)
+                    shift_all_reads=a.shift_all_reads,
+                    shift_keep_heat=a.shift_keep_heat)
     out = {"workload": a.workload, "seconds": S,
            "rules": {"rate_grace": a.rate_grace, "cut_bar": a.cut_bar,
                      "tracked": a.tracked, "table_hand": a.table_hand,
                      "epoch_phase": a.epoch_phase, "shift": a.shift,
                      "shift_missed": a.shift_missed,
                      "shift_hold": a.shift_hold,
-                     "shift_all_reads": a.shift_all_reads},
+                     "shift_all_reads": a.shift_all_reads,
+                     "shift_keep_heat": a.shift_keep_heat},
            "figures": fig}
     if a.json:
         print(json.dumps(out, indent=1))
@@ -563,7 +579,8 @@ def main(argv):
               f"cut_bar={a.cut_bar} tracked={a.tracked} "
               f"table_hand={a.table_hand} epoch_phase={a.epoch_phase} "
               f"shift={a.shift}"
-              f"{' (all reads)' if a.shift_all_reads else ''}: " +
+              f"{' (all reads)' if a.shift_all_reads else ''}"
+              f"{' (heat kept)' if a.shift_keep_heat else ''}: " +
               ", ".join(f"{k} {round(v, 3) if isinstance(v, float) else v}"
                         for k, v in fig.items()))
     return 0
