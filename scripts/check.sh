@@ -62,12 +62,10 @@ budget_of() {
 	runner) echo 400 ;;
 	build-*) echo 120 ;;
 	guest-6.1) echo 1200 ;;
-	cli-6.1) echo 600 ;;
-	crash-6.1) echo 1000 ;;
+	crash-cli-6.1) echo 1500 ;;
 	guest-6.12) echo 600 ;;
 	kernel-7.2-debug) echo 2400 ;;
-	measure-6.1) echo 1100 ;;
-	system-6.1) echo 600 ;;
+	measure-system-6.1) echo 1500 ;;
 	boot-6.1) echo 600 ;;
 	kill-6.1) echo 300 ;;
 	dkms) echo 300 ;;
@@ -152,16 +150,15 @@ stage runner scripts/test-vm-runner.sh
 # The kernel matrix (scripts/matrix.sh): W=1 build and guest suite per kernel.
 stage build-6.1 scripts/matrix.sh build 6.1
 stage guest-6.1 scripts/matrix.sh guest 6.1
-stage cli-6.1 scripts/matrix.sh cli 6.1
-stage crash-6.1 scripts/matrix.sh crash 6.1
+# The crash tests, then hottierctl's, in one boot (scripts/matrix.sh).
+stage crash-cli-6.1 scripts/matrix.sh crash-cli 6.1
 stage build-6.12 scripts/matrix.sh build 6.12
 stage guest-6.12 scripts/matrix.sh guest 6.12
 stage kernel-7.2-debug debug_kernel_stage
 # The timing tests, once the background kernel build (if any) is done: TCG
-# figures are only worth comparing on an otherwise idle host.
-stage measure-6.1 scripts/matrix.sh measure 6.1
-# The device among LVM, md and udev, also on an idle host (see matrix.sh).
-stage system-6.1 scripts/matrix.sh system 6.1
+# figures are only worth comparing on an otherwise idle host. Then, in the
+# same boot, the device among LVM, md and udev (see matrix.sh).
+stage measure-system-6.1 scripts/matrix.sh measure-system 6.1
 # A real boot: a Debian image with systemd as PID 1 (built and cached the
 # first time), hottier.service at boot and shutdown, a warm reboot, a
 # hard kill (scripts/boot-test.sh).
