@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build (or reuse) the 7.2 debug kernel: Debian's linux-source-7.2 from sid,
 # virtme-ng's minimal config plus scripts/kconfig/debug.config (KASAN,
-# lockdep, kmemleak, KUnit, dm, null_blk, ext4, XFS, blktrace), gcc-12.
+# lockdep, kmemleak, KUnit, dm, null_blk, ext4, blktrace), gcc-12.
 # The tree is cached under ~/.cache/dm-hottier/ keyed by source version and
 # config hash, so only a cold machine pays the build.
 #
