@@ -74,23 +74,28 @@ budget_of() {
 	esac
 }
 
-stage() {
-	local name=$1 start rc log took budget
-	shift
-	log=$res/$name.log
-	budget=$(budget_of "$name")
-	start=$(date +%s)
-	echo "=== $name (budget ${budget}s)"
-	"$@" 2>&1 | tee "$log"
-	rc=${PIPESTATUS[0]}
-	count_line "$name" "$log" "$rc"
-	took=$(($(date +%s) - start))
+# Count a finished stage: its result line, its time against its budget;
+# "note" is added to its timing line.
+account() {
+	local name=$1 rc=$2 took=$3 budget=$4 note=${5:-}
+	count_line "$name" "$res/$name.log" "$rc"
 	if [ "$took" -gt "$budget" ]; then
 		echo "check: stage $name took ${took}s, over its budget of ${budget}s" >&2
 		failed=$((failed + 1))
 	fi
-	timings+=("$name ${took}s (budget ${budget}s)")
-	echo "=== $name: rc=$rc, ${took}s of ${budget}s"
+	timings+=("$name ${took}s (budget ${budget}s${note:+, $note})")
+	echo "=== $name: rc=$rc, ${took}s of ${budget}s${note:+, $note}"
+}
+
+stage() {
+	local name=$1 start rc budget
+	shift
+	budget=$(budget_of "$name")
+	start=$(date +%s)
+	echo "=== $name (budget ${budget}s)"
+	"$@" 2>&1 | tee "$res/$name.log"
+	rc=${PIPESTATUS[0]}
+	account "$name" "$rc" "$(($(date +%s) - start))" "$budget"
 }
 
 setup_stage() {
@@ -171,22 +176,14 @@ trap '[ -n "$debug_pid" ] && kill -0 "$debug_pid" 2>/dev/null && stop_tree "$deb
 
 # Wait for a background stage, then print and count it like stage() does.
 collect() {
-	local name=$1 waited budget rc took
+	local name=$1 start budget
 	budget=$(budget_of "$name")
-	waited=$(date +%s)
+	start=$(date +%s)
 	echo "=== $name (in the background, budget ${budget}s)"
 	while [ ! -f "$res/$name.rc" ]; do sleep 5; done
-	waited=$(($(date +%s) - waited))
 	cat "$res/$name.log"
-	rc=$(cat "$res/$name.rc")
-	took=$(cat "$res/$name.secs")
-	count_line "$name" "$res/$name.log" "$rc"
-	if [ "$took" -gt "$budget" ]; then
-		echo "check: stage $name took ${took}s, over its budget of ${budget}s" >&2
-		failed=$((failed + 1))
-	fi
-	timings+=("$name ${took}s (budget ${budget}s, in the background; waited ${waited}s)")
-	echo "=== $name: rc=$rc, ${took}s of ${budget}s, in the background (waited ${waited}s for it)"
+	account "$name" "$(cat "$res/$name.rc")" "$(cat "$res/$name.secs")" \
+		"$budget" "in the background; waited $(($(date +%s) - start))s"
 }
 
 host_stage() {
