@@ -207,7 +207,7 @@ static int parse_map_key(const char *name, const char *value,
 			return -EINVAL;
 		}
 		if (!hottier_id_valid(value)) {
-			*error = "Invalid hdd_id: expected 1 to 64 printable characters, no blanks";
+			*error = "Invalid hdd_id: expected 1 to 64 printable ASCII characters, no blanks";
 			return -EINVAL;
 		}
 		strscpy(args->hdd_id, value, sizeof(args->hdd_id));

@@ -1163,6 +1163,59 @@ static void loop_pins_hold_against_hotter_extents(struct kunit *test)
 }
 
 /*
+ * The pinned ranges a pin or an unpin would leave, counted before it
+ * changes anything (the on-SSD map's room check): a pin merges what it
+ * touches, an unpin splits the range it falls inside.
+ */
+static void pin_ranges_after_counts_merges_and_splits(struct kunit *test)
+{
+	struct rig *r = new_rig(test, 64, 64);
+	struct hottier_policy *p = &r->p;
+
+	KUNIT_EXPECT_EQ(test, hottier_policy_pin_ranges_after(p, 5, 5, true),
+			1U);
+	KUNIT_EXPECT_EQ(test, hottier_policy_pin_ranges_after(p, 5, 5, false),
+			0U);
+	KUNIT_ASSERT_EQ(test, hottier_policy_pin(p, 10, 19, GFP_KERNEL), 0);
+	KUNIT_ASSERT_EQ(test, hottier_policy_pin(p, 30, 39, GFP_KERNEL), 0);
+	/* Pins: apart, adjacent on both sides, overlapping, bridging. */
+	KUNIT_EXPECT_EQ(test, hottier_policy_pin_ranges_after(p, 0, 8, true),
+			3U);
+	KUNIT_EXPECT_EQ(test, hottier_policy_pin_ranges_after(p, 0, 9, true),
+			2U);
+	KUNIT_EXPECT_EQ(test, hottier_policy_pin_ranges_after(p, 40, 45, true),
+			2U);
+	KUNIT_EXPECT_EQ(test, hottier_policy_pin_ranges_after(p, 15, 25, true),
+			2U);
+	KUNIT_EXPECT_EQ(test, hottier_policy_pin_ranges_after(p, 20, 29, true),
+			1U);
+	KUNIT_EXPECT_EQ(test, hottier_policy_pin_ranges_after(p, 0, 99, true),
+			1U);
+	/* Unpins: inside one (a split), an end, a whole one, both, none. */
+	KUNIT_EXPECT_EQ(test, hottier_policy_pin_ranges_after(p, 12, 14, false),
+			3U);
+	KUNIT_EXPECT_EQ(test, hottier_policy_pin_ranges_after(p, 10, 14, false),
+			2U);
+	KUNIT_EXPECT_EQ(test, hottier_policy_pin_ranges_after(p, 5, 19, false),
+			1U);
+	KUNIT_EXPECT_EQ(test, hottier_policy_pin_ranges_after(p, 15, 35, false),
+			2U);
+	KUNIT_EXPECT_EQ(test, hottier_policy_pin_ranges_after(p, 0, 99, false),
+			0U);
+	KUNIT_EXPECT_EQ(test, hottier_policy_pin_ranges_after(p, 20, 29, false),
+			2U);
+	/* Nothing changed, and each count is what the change then makes. */
+	KUNIT_EXPECT_EQ(test, hottier_policy_pin_ranges(p, NULL, NULL, 0, true),
+			2U);
+	KUNIT_ASSERT_EQ(test, hottier_policy_unpin(p, 12, 14, GFP_KERNEL), 0);
+	KUNIT_EXPECT_EQ(test, hottier_policy_pin_ranges(p, NULL, NULL, 0, true),
+			3U);
+	KUNIT_ASSERT_EQ(test, hottier_policy_pin(p, 15, 31, GFP_KERNEL), 0);
+	KUNIT_EXPECT_EQ(test, hottier_policy_pin_ranges(p, NULL, NULL, 0, true),
+			2U);
+}
+
+/*
  * A pin undone before its copies ran: the worker goes through its request
  * and finds nothing pinned, and that leaves no trace (every extent it
  * looked at is free for later work: a leak here once stopped promotions).
@@ -1566,6 +1619,7 @@ static struct kunit_case hottier_loop_cases[] = {
 	KUNIT_CASE(loop_half_bar_ends_when_the_ssd_fills),
 	KUNIT_CASE(loop_evicts_only_past_the_margin),
 	KUNIT_CASE(loop_pins_hold_against_hotter_extents),
+	KUNIT_CASE(pin_ranges_after_counts_merges_and_splits),
 	KUNIT_CASE(loop_unpinned_before_copy_leaves_nothing),
 	KUNIT_CASE(loop_evicted_extent_returns_early),
 	KUNIT_CASE(loop_recorded_victim_holds_its_lock_until_invalidated),

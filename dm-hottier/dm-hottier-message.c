@@ -469,9 +469,8 @@ static int range_message(struct hottier *ht, const char *verb, char **argv)
 	if (!strcasecmp(verb, "promote"))
 		return hottier_promote_range(ht, first, last, false);
 	if (!strcasecmp(verb, "pin")) {
-		r = hottier_persist_pin_room(ht);
-		if (!r)
-			r = hottier_promote_range(ht, first, last, true);
+		r = hottier_persist_pin_room(ht, first, last, true) ?:
+		    hottier_promote_range(ht, first, last, true);
 		return r ?: hottier_persist_pins(ht);
 	}
 	if (!strcasecmp(verb, "demote")) {
@@ -479,7 +478,8 @@ static int range_message(struct hottier *ht, const char *verb, char **argv)
 		return hottier_persist_sync(ht);
 	}
 	if (!strcasecmp(verb, "unpin"))
-		return unpin_range(ht, first, last) ?: hottier_persist_pins(ht);
+		return hottier_persist_pin_room(ht, first, last, false) ?:
+		       unpin_range(ht, first, last) ?: hottier_persist_pins(ht);
 	return -EINVAL;
 }
 

@@ -210,6 +210,11 @@ static void ids_are_printable_words(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, hottier_id_valid(""));
 	KUNIT_EXPECT_FALSE(test, hottier_id_valid("two words"));
 	KUNIT_EXPECT_FALSE(test, hottier_id_valid("tab\there"));
+	/* UTF-8 and Latin-1 letters, DEL: printable ASCII only. */
+	KUNIT_EXPECT_FALSE(test, hottier_id_valid("disque-\xc3\xa9t\xc3\xa9"));
+	KUNIT_EXPECT_FALSE(test, hottier_id_valid("serial\xe9"));
+	KUNIT_EXPECT_FALSE(test, hottier_id_valid("del\x7f"));
+	KUNIT_EXPECT_TRUE(test, hottier_id_valid("!~"));
 	memset(long_id, 'a', sizeof(long_id));
 	long_id[HOTTIER_ID_MAX] = '\0';
 	KUNIT_EXPECT_TRUE(test, hottier_id_valid(long_id));

@@ -15,7 +15,10 @@ static_assert(sizeof(struct hottier_sb_disk) <= HOTTIER_META_BLOCK);
 static_assert(sizeof(struct hottier_rec_disk) == HOTTIER_MAP_ENTRY_BYTES);
 static_assert(HOTTIER_SB_SECTORS * 512 == HOTTIER_META_BLOCK);
 
-/* Printable, no blanks (a table line splits on them), 1 to 64 bytes. */
+/*
+ * Printable ASCII, no blanks (a table line splits on them), 1 to 64
+ * bytes: what WWNs, serials and UUIDs are made of.
+ */
 bool hottier_id_valid(const char *id)
 {
 	size_t n = strnlen(id, HOTTIER_ID_MAX + 1);
@@ -23,8 +26,9 @@ bool hottier_id_valid(const char *id)
 
 	if (!n || n > HOTTIER_ID_MAX)
 		return false;
+	/* Not isgraph(): the kernel's takes Latin-1 letters too. */
 	for (i = 0; i < n; i++)
-		if (!isgraph(id[i]))
+		if ((unsigned char)id[i] <= ' ' || (unsigned char)id[i] >= 0x7f)
 			return false;
 	return true;
 }

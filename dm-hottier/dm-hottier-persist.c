@@ -150,10 +150,16 @@ static int pins_to_sb(struct hottier *ht)
 	bool changed;
 	u32 n, i;
 
+	/*
+	 * Pins and unpins are refused past the limit; should a reload still
+	 * bring more, the first are kept, not the whole map lost.
+	 */
 	n = hottier_policy_pin_ranges(&ht->policy, NULL, NULL, 0, true);
 	if (n > HOTTIER_SB_MAX_PINS)
-		return -ENOSPC;
-	n = hottier_policy_pin_ranges(&ht->policy, first, last, n, false);
+		DMWARN("%s: %u pinned ranges: only the first %u are kept on the SSD",
+		       ht_name(ht), n, HOTTIER_SB_MAX_PINS);
+	n = hottier_policy_pin_ranges(&ht->policy, first, last,
+				      HOTTIER_SB_MAX_PINS, false);
 	changed = n != sb->nr_pins;
 	for (i = 0; i < n; i++) {
 		start = first[i] << ht->extent_shift;
@@ -596,18 +602,22 @@ void hottier_persist_apply_pins(struct hottier *ht)
 }
 
 /*
- * Before a pin: whether the superblock will have room for it (a new range
- * adds at most one). -E2BIG if not.
+ * Before a pin or an unpin of the extents [first, last] (@pin): whether
+ * the superblock will have room for the pinned ranges after it. -E2BIG,
+ * and a log line, if not: then nothing may change.
  */
-int hottier_persist_pin_room(struct hottier *ht)
+int hottier_persist_pin_room(struct hottier *ht, u64 first, u64 last,
+			     bool pin)
 {
+	u32 n;
+
 	if (!persistent(ht))
 		return 0;
-	if (hottier_policy_pin_ranges(&ht->policy, NULL, NULL, 0, true) <
-	    HOTTIER_SB_MAX_PINS)
+	n = hottier_policy_pin_ranges_after(&ht->policy, first, last, pin);
+	if (n <= HOTTIER_SB_MAX_PINS)
 		return 0;
-	DMERR("%s: pin: at most %u pinned ranges are kept on the SSD",
-	      ht_name(ht), HOTTIER_SB_MAX_PINS);
+	DMERR("%s: %s refused: it would make %u pinned ranges, and at most %u are kept on the SSD",
+	      ht_name(ht), pin ? "pin" : "unpin", n, HOTTIER_SB_MAX_PINS);
 	return -E2BIG;
 }
 

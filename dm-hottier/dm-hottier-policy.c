@@ -888,6 +888,38 @@ void hottier_policy_repin(struct hottier_policy *p)
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_repin);
 
 /*
+ * The pinned ranges there would be after pinning (@pin) or unpinning
+ * [first, last], nothing changed: a pin merges the ranges it touches into
+ * one, an unpin drops the ranges it covers and splits the one it falls
+ * inside.
+ */
+u32 hottier_policy_pin_ranges_after(struct hottier_policy *p, u64 first,
+				    u64 last, bool pin)
+{
+	struct hottier_range *r;
+	unsigned long flags;
+	u32 n = 0;
+
+	spin_lock_irqsave(&p->lock, flags);
+	list_for_each_entry(r, &p->pins, list) {
+		if (pin) {
+			/* Touching: overlapping or adjacent, as __pin() merges. */
+			if (r->last + 1 < first || r->first > last + 1)
+				n++;
+		} else if (r->last < first || r->first > last) {
+			n++;
+		} else if (r->first < first && r->last > last) {
+			n += 2;
+		} else if (r->first < first || r->last > last) {
+			n++;
+		}
+	}
+	spin_unlock_irqrestore(&p->lock, flags);
+	return n + pin;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_pin_ranges_after);
+
+/*
  * The pinned ranges in order, at most @max of them into @first and @last;
  * returns how many were copied, or with @count, how many there are.
  */

@@ -136,6 +136,8 @@ void hottier_policy_pins_dropped(struct hottier_policy *p);
 void hottier_policy_repin(struct hottier_policy *p);
 bool hottier_policy_wants_work(struct hottier_policy *p);
 u64 hottier_policy_nr_pinned(struct hottier_policy *p);
+u32 hottier_policy_pin_ranges_after(struct hottier_policy *p, u64 first,
+				    u64 last, bool pin);
 u32 hottier_policy_pin_ranges(struct hottier_policy *p, u64 *first,
 			      u64 *last, u32 max, bool count);
 

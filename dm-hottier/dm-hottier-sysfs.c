@@ -10,6 +10,9 @@
  */
 #include "dm-hottier.h"
 
+/* A refused value is logged up to this many characters. */
+#define HOTTIER_LOGGED_VALUE	40
+
 struct hottier_kobj {
 	struct kobject kobj;
 	struct hottier *ht;	/* valid while the kobject is in sysfs */
@@ -54,32 +57,35 @@ static ssize_t hottier_attr_show(struct kobject *kobj, struct attribute *attr,
 	return sysfs_emit(buf, "%s\n", value);
 }
 
-/* As the "<key> <value>" message: a bad value is refused, nothing kept. */
+/*
+ * As the "<key> <value>" message: blanks around the value are trimmed, a
+ * bad value is refused with a log line, nothing kept.
+ */
 static ssize_t hottier_attr_store(struct kobject *kobj, struct attribute *attr,
 				  const char *buf, size_t len)
 {
 	struct hottier_attr *a = container_of(attr, struct hottier_attr, attr);
 	struct hottier *ht = kobj_ht(kobj);
-	char value[32], *error = NULL;
+	char *copy, *value, *error = NULL;
 	int r;
 
 	if (a->key < 0)
 		return -EPERM;
-	if (len >= sizeof(value))
-		return -EINVAL;
-	memcpy(value, buf, len);
-	value[len] = '\0';
-	strim(value);
+	copy = kstrndup(buf, len, GFP_KERNEL);
+	if (!copy)
+		return -ENOMEM;
+	value = strim(copy);
 	mutex_lock(&ht->lock);
 	r = hottier_set_key(&ht->args, attr->name, value, true, &error);
 	mutex_unlock(&ht->lock);
-	if (r) {
-		DMERR("%s: sysfs %s %s: %s", ht_name(ht), attr->name, value,
-		      error);
-		return r;
-	}
-	hottier_keys_changed(ht);
-	return len;
+	if (r)
+		DMERR("%s: sysfs %s %.*s%s: %s", ht_name(ht), attr->name,
+		      HOTTIER_LOGGED_VALUE, value,
+		      strlen(value) > HOTTIER_LOGGED_VALUE ? "..." : "", error);
+	else
+		hottier_keys_changed(ht);
+	kfree(copy);
+	return r ?: len;
 }
 
 static const struct sysfs_ops hottier_sysfs_ops = {

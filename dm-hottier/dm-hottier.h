@@ -432,7 +432,8 @@ int hottier_persist_ctr(struct hottier *ht, bool live, char **error);
 void hottier_persist_dtr(struct hottier *ht);
 int hottier_persist_resume(struct hottier *ht);
 void hottier_persist_apply_pins(struct hottier *ht);
-int hottier_persist_pin_room(struct hottier *ht);
+int hottier_persist_pin_room(struct hottier *ht, u64 first, u64 last,
+			     bool pin);
 int hottier_persist_pins(struct hottier *ht);
 int hottier_persist_sync(struct hottier *ht);
 bool __hottier_persist_dropping(struct hottier *ht,

@@ -396,6 +396,49 @@ def test_a_pin_is_durable_when_its_message_returns(hottier_module):
             assert info(d)["pinned"] == 16 + 8
 
 
+def superblock(path):
+    with open(path, "rb") as f:
+        return f.read(4096)
+
+
+def test_a_refused_unpin_changes_nothing_and_a_remove_comes_back_warm(
+        hottier_module):
+    """An unpin that would split a range past the superblock's 240 is
+    refused before it changes anything, with a line naming that limit:
+    the pins and the SSD's map stay, and a clean remove comes back warm.
+    An unpin that shrinks a range is still taken at the limit."""
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16) as s:
+        line = table(h.path, s.path)
+        with devices.DmDevice(unique("ht"), line) as d:
+            name = d.name
+            for i in range(239):
+                d.message("pin", str(2 * i * EXTENT), str(EXTENT))
+            d.message("pin", str(488 * EXTENT), str(3 * EXTENT))
+            settled(d, 242)
+            before = recorded(d)
+            assert before["pinned"] == 242, before
+            sb = superblock(s.path)
+            log = KernelLog()
+            with pytest.raises(subprocess.CalledProcessError) as e:
+                d.message("unpin", str(489 * EXTENT), str(EXTENT))
+            assert "E2BIG" in e.value.stderr, e.value.stderr
+            text = log.new()
+            assert "unpin refused: it would make 241 pinned ranges" in text
+            assert "at most 240 are kept on the SSD" in text
+            assert "more extents than the SSD has slots" not in text
+            assert info(d)["pinned"] == 242
+            assert superblock(s.path) == sb
+            log = KernelLog()
+        assert "starts cold" not in log.new()
+        with devices.DmDevice(name, line) as d:
+            c = info(d)
+            assert (c["pinned"], c["slots_used"], c["map_loaded"]) == \
+                (242, 242, 242), c
+            d.message("unpin", str(488 * EXTENT), str(EXTENT))
+            assert info(d)["pinned"] == 241
+
+
 def test_another_hdd_is_refused_and_format_ssd_takes_the_ssd(hottier_module):
     with devices.fast(unique("hdd"), 64) as h, \
             devices.fast(unique("ssd"), 16) as s:

@@ -12,7 +12,7 @@ import pytest
 
 import devices
 import hotio
-from conftest import INFO_FIELDS, hottier_table, info, unique
+from conftest import INFO_FIELDS, KernelLog, hottier_table, info, unique
 
 KEYS = ["discard", "write_policy", "promote_threshold",
         "sequential_cutoff_kb", "heat_halflife_ms", "max_migrations",
@@ -90,6 +90,43 @@ def test_good_values_are_taken_and_bad_ones_refused(hottier):
         write(hottier, "read_hits", "0")
     assert e.value.errno in (errno.EPERM, errno.EACCES)
     assert table_keys(hottier)["promote_threshold"] == "9"
+
+
+def test_every_refused_value_logs_one_line(hottier):
+    """A refused sysfs value, whatever its length, is logged once with the
+    file's name, as a refused message is; a long one is cut in the log."""
+    for name, value in (("max_migrations", "9" * 40),
+                        ("max_migrations", "x" * 4000),
+                        ("routing", "fastest"), ("promote_threshold", "0")):
+        before = read(hottier, name)
+        log = KernelLog()
+        # One write(2): a buffered file writes again as it closes.
+        fd = os.open(os.path.join(sysdir(hottier), name), os.O_WRONLY)
+        try:
+            with pytest.raises(OSError) as e:
+                os.write(fd, value.encode())
+        finally:
+            os.close(fd)
+        assert e.value.errno == errno.EINVAL, (name, value[:20])
+        lines = [ln for ln in log.new().splitlines() if f"sysfs {name} " in ln]
+        assert len(lines) == 1, (name, value[:20], lines)
+        assert len(lines[0]) < 200, lines[0]
+        assert read(hottier, name) == before, name
+
+
+def test_blanks_around_a_value_are_trimmed_as_the_message_path_does(hottier):
+    """Leading and trailing blanks, tabs and the newline echo adds: taken
+    as the message path takes the same value. Numbers are decimal; a
+    leading + or zeros are taken and printed without (docs, Table)."""
+    for value, want in ((" 8", "8"), ("\t7\n", "7"), ("  6  \n", "6"),
+                        ("+5", "5"), ("0004", "4")):
+        write(hottier, "max_migrations", value)
+        assert read(hottier, "max_migrations") == want + "\n", repr(value)
+        assert table_keys(hottier)["max_migrations"] == want, repr(value)
+    write(hottier, "routing", " ssd\n")
+    assert table_keys(hottier)["routing"] == "ssd"
+    hottier.message("max_migrations", "+3")
+    assert read(hottier, "max_migrations") == "3\n"
 
 
 def test_directory_follows_the_live_table_across_suspend_and_reload(pair):

@@ -220,7 +220,7 @@ def test_keys_match_the_documented_bounds():
     doc = dict(re.findall(r"``Invalid (\w+)(?: value)?: expected ([^`]*)``",
                           read(RST)))
     # The on-SSD map's keys are table words of their own, not tunables.
-    assert doc.pop("hdd_id") == "1 to 64 printable characters, no blanks"
+    assert doc.pop("hdd_id") == "1 to 64 printable ASCII characters, no blanks"
     assert doc.pop("format_ssd") == "yes"
     assert set(doc) == set(KEYS)
     for key, spec in KEYS.items():

@@ -80,13 +80,13 @@ def describe(key):
 
 
 def check_hdd_id(value):
-    """hdd_id's value: printable, no blanks, 1 to 64 bytes; "none" keeps
+    """hdd_id's value: printable ASCII, no blanks, 1 to 64 bytes; "none" keeps
     no map."""
     if not value or len(value.encode()) > 64 or any(
             not c.isascii() or not c.isprintable() or c.isspace()
             for c in value):
         raise HottierError(f"hdd_id '{value}': expected 1 to 64 printable "
-                           "characters, no blanks")
+                           "ASCII characters, no blanks")
     return value
 
 
