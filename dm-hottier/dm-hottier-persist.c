@@ -543,6 +543,9 @@ static int mark_in_use(struct hottier *ht)
 	}
 	r = write_sb(ht, rewrite);
 	if (!r) {
+		/* A witness: the slots poisoned meanwhile can be released. */
+		if (ht->records_stuck)
+			queue_work(ht->wq, &ht->inval_work);
 		WRITE_ONCE(ht->map_failed, false);
 		WRITE_ONCE(ht->records_stuck, false);
 		WRITE_ONCE(ht->records_live, true);
@@ -824,14 +827,16 @@ static u32 rec_run(unsigned long *map, u32 nbits, u32 first)
 }
 
 /*
- * Degraded, or an invalidation failed: no record may check out any more.
- * The superblock gets a new nonce; if even that fails for
- * HOTTIER_WITNESS_MS, the SSD is stuck and what waits for an
- * invalidation fails. rec_lock held.
+ * Degraded, or an invalidation or a commit failed: no record may check
+ * out any more. The superblock gets a new nonce; if even that fails for
+ * HOTTIER_WITNESS_MS, the SSD is stuck: what waits for an invalidation
+ * fails, and the slots and victims whose records it could not kill stay
+ * poisoned (do_invalidate()). The new nonce is kept even then: the SSD
+ * may hold either, and any superblock written later (a resume, a pin)
+ * must not bring the old one back. rec_lock held.
  */
 static int kill_records(struct hottier *ht)
 {
-	u32 old = ht->sb->nonce;
 	int r, tries = 0;
 
 	ht->sb->nonce = get_random_u32();
@@ -841,8 +846,6 @@ static int kill_records(struct hottier *ht)
 	       ++tries < HOTTIER_WITNESS_TRIES)
 		msleep(HOTTIER_WITNESS_MS / HOTTIER_WITNESS_TRIES);
 	if (r) {
-		/* The superblock on the SSD may be either. */
-		ht->sb->nonce = old;
 		if (!ht->records_stuck)
 			DMERR("%s: cannot invalidate the SSD's map (error %d): writes refused",
 			      ht_name(ht), r);
@@ -933,15 +936,38 @@ static void dropped(struct hottier *ht, u64 extent)
 }
 
 /*
+ * The invalidation failed and the SSD is stuck: the dropped slots of
+ * @slot's chain go back on the list, unfreed, and the writes to their
+ * extents keep waiting (and failing) until a witness lands: the SSD may
+ * still hold their valid records.
+ */
+static void poison(struct hottier *ht, u32 slot)
+{
+	u32 last = slot;
+
+	if (slot == HOTTIER_NIL)
+		return;
+	while (hottier_mslot(&ht->map, last)->hnext != HOTTIER_NIL)
+		last = hottier_mslot(&ht->map, last)->hnext;
+	spin_lock_irq(&ht->inval_lock);
+	hottier_mslot(&ht->map, last)->hnext = ht->inval_slots;
+	ht->inval_slots = slot;
+	spin_unlock_irq(&ht->inval_lock);
+}
+
+/*
  * The invalidation worker: the records of dropped slots and of replicas
  * about to be written through, then the slots go back and the I/O that
- * waited is sent (or fails, if the SSD is stuck).
+ * waited is sent. If the SSD is stuck, that I/O fails and the slots stay
+ * poisoned; a run after the witness lands releases them, and the victim
+ * of an eviction whose invalidation failed.
  */
 static void do_invalidate(struct work_struct *ws)
 {
 	struct hottier *ht = container_of(ws, struct hottier, inval_work);
 	struct hottier_mslot *s;
 	struct bio_list bios;
+	u64 victim;
 	u32 slot, next;
 	int r;
 
@@ -956,6 +982,17 @@ static void do_invalidate(struct work_struct *ws)
 	r = write_invalidations(ht);
 	mutex_unlock(&ht->rec_lock);
 
+	if (r) {
+		poison(ht, slot);
+		hottier_io_invalidated(ht, &bios, BLK_STS_IOERR);
+		return;
+	}
+	spin_lock_irq(&ht->inval_lock);
+	victim = ht->stuck_victim;
+	ht->stuck_victim = HOTTIER_NO_VICTIM;
+	spin_unlock_irq(&ht->inval_lock);
+	if (victim != HOTTIER_NO_VICTIM)
+		dropped(ht, victim);
 	for (; slot != HOTTIER_NIL; slot = next) {
 		s = hottier_mslot(&ht->map, slot);
 		next = s->hnext;
@@ -965,7 +1002,7 @@ static void do_invalidate(struct work_struct *ws)
 		dropped(ht, hottier_mslot_extent(s));
 		hottier_slot_put(ht, slot);
 	}
-	hottier_io_invalidated(ht, &bios, r ? BLK_STS_IOERR : BLK_STS_OK);
+	hottier_io_invalidated(ht, &bios, BLK_STS_OK);
 }
 
 /*
@@ -1040,7 +1077,12 @@ void hottier_persist_defer(struct hottier *ht, struct bio *bio, u32 slot)
  * An evicted victim's slot, the caller's (the promotion worker's): its
  * record, marked as the eviction took it out of the index (@w->dropping),
  * is invalidated before the copy into it starts. False if that failed:
- * the slot is given back.
+ * the slot is given back (the SSD is stuck, so the device is degraded and
+ * copies nothing until a witness lands), and writes to the victim's
+ * extents keep waiting for an invalidation until then, when
+ * do_invalidate() releases them. A second victim meanwhile (none is
+ * expected: a stuck SSD stops the promotions) keeps them waiting for the
+ * table's life, which is slow but safe.
  */
 bool hottier_persist_evicted(struct hottier *ht, struct hottier_work *w)
 {
@@ -1053,9 +1095,16 @@ bool hottier_persist_evicted(struct hottier *ht, struct hottier_work *w)
 	__hottier_mslot_set_rec(s, 0, HOTTIER_MR_ALL);
 	r = write_invalidations(ht);
 	mutex_unlock(&ht->rec_lock);
-	dropped(ht, w->victim);
 	w->dropping = false;
-	return !r;
+	if (!r) {
+		dropped(ht, w->victim);
+		return true;
+	}
+	spin_lock_irq(&ht->inval_lock);
+	if (ht->stuck_victim == HOTTIER_NO_VICTIM)
+		ht->stuck_victim = w->victim;
+	spin_unlock_irq(&ht->inval_lock);
+	return false;
 }
 
 /*
@@ -1065,17 +1114,17 @@ bool hottier_persist_evicted(struct hottier *ht, struct hottier_work *w)
  */
 int hottier_persist_sync(struct hottier *ht)
 {
-	int r = 0;
+	int r;
 
 	if (!persistent(ht))
 		return 0;
 	flush_work(&ht->inval_work);
 	if (!READ_ONCE(ht->records_stuck))
 		return 0;
-	mutex_lock(&ht->rec_lock);
-	if (ht->records_stuck)
-		r = kill_records(ht);
-	mutex_unlock(&ht->rec_lock);
+	/* A run of the worker tries the witness, and releases the poisoned. */
+	queue_work(ht->wq, &ht->inval_work);
+	flush_work(&ht->inval_work);
+	r = READ_ONCE(ht->records_stuck);
 	if (r)
 		DMERR("%s: the SSD's map cannot be invalidated", ht_name(ht));
 	return r ? -EIO : 0;
@@ -1156,7 +1205,7 @@ static void do_commit(struct work_struct *ws)
 	struct hottier *ht = container_of(to_delayed_work(ws), struct hottier,
 					  commit_work);
 	u32 sec, n, slot, end;
-	bool flush = true;
+	bool flush = true, hdd_failed;
 	int r = 0;
 
 	if (!READ_ONCE(ht->running) || !READ_ONCE(ht->records_live))
@@ -1178,6 +1227,7 @@ static void do_commit(struct work_struct *ws)
 	if (bitmap_empty(ht->rec_write, ht->nr_rec_sectors))
 		goto out;
 	r = blkdev_issue_flush(ht->hdd->bdev);
+	hdd_failed = r != 0;
 	for (sec = find_first_bit(ht->rec_write, ht->nr_rec_sectors);
 	     !r && sec < ht->nr_rec_sectors;
 	     sec = find_next_bit(ht->rec_write, ht->nr_rec_sectors, sec + n)) {
@@ -1185,14 +1235,20 @@ static void do_commit(struct work_struct *ws)
 		r = write_rec_sectors(ht, sec, n, flush);
 		flush = false;
 	}
+	bitmap_zero(ht->rec_write, ht->nr_rec_sectors);
 	/*
-	 * On an error, replicas recorded in memory and not on the SSD only
-	 * cost an invalidation more: safe. They are not recorded again.
+	 * The replicas just recorded in memory may not be on the SSD, or be
+	 * there before their copies are durable; the next invalidation of a
+	 * sector would write them valid without a flush. So the records are
+	 * killed: a crash from here brings the map back cold.
 	 */
-	if (r)
+	if (r) {
 		DMERR_LIMIT("%s: a commit of the SSD's map failed (error %d)",
 			    ht_name(ht), r);
-	bitmap_zero(ht->rec_write, ht->nr_rec_sectors);
+		if (!hdd_failed)
+			hottier_ssd_error(ht);
+		kill_records(ht);
+	}
 out:
 	if (!bitmap_empty(ht->rec_dirty, ht->nr_rec_sectors))
 		kick_commit(ht);
@@ -1204,6 +1260,7 @@ void hottier_persist_init(struct hottier *ht)
 	mutex_init(&ht->rec_lock);
 	spin_lock_init(&ht->inval_lock);
 	ht->inval_slots = HOTTIER_NIL;
+	ht->stuck_victim = HOTTIER_NO_VICTIM;
 	bio_list_init(&ht->inval_bios);
 	INIT_WORK(&ht->inval_work, do_invalidate);
 	INIT_DELAYED_WORK(&ht->commit_work, do_commit);

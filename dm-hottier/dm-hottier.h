@@ -146,6 +146,8 @@ struct hottier_io {
 #define HOTTIER_SCRUB_CHUNK	(64 * 1024)
 #define HOTTIER_SCRUB_TRIES	20
 #define HOTTIER_DROP_WALK	64
+/* hottier.stuck_victim when there is none. */
+#define HOTTIER_NO_VICTIM	U64_MAX
 #define HOTTIER_QOS_PERIOD_NS	(100ULL * NSEC_PER_MSEC)
 
 /* The scrub's state, the last status field. */
@@ -299,9 +301,11 @@ struct hottier {
 	u32 nr_rec_sectors;
 	bool records_live;		/* a slot's HOTTIER_MR_REC is trusted */
 	bool records_stuck;		/* ... and could not be invalidated */
-	spinlock_t inval_lock;		/* protects inval_slots, inval_bios */
+	/* protects inval_slots, inval_bios, stuck_victim (or NO_VICTIM) */
+	spinlock_t inval_lock;
 	u32 inval_slots;		/* dropped slots, chained by hnext */
 	struct bio_list inval_bios;	/* I/O waiting for an invalidation */
+	u64 stuck_victim;		/* an eviction's, its record not killed */
 	struct work_struct inval_work;
 	struct delayed_work commit_work;
 

@@ -940,6 +940,105 @@ def test_while_the_ssd_takes_no_write_recorded_extents_refuse_writes(
             assert digest(d.path, 16) == expect
 
 
+def test_a_drop_whose_invalidation_fails_keeps_its_extents_off_the_hdd(
+        hottier_module):
+    """A demote while the SSD takes no write: neither its records'
+    invalidation nor the witness lands, so the message fails and the
+    slots stay poisoned: a write to those extents fails too, though it
+    finds no replica, since the SSD may still hold their valid records.
+    After a power cut, with the SSD healthy again, the device serves the
+    HDD's data, never an old replica."""
+    with degradable(16) as (h, s, w, line):
+        with devices.DmDevice(unique("ht"), line) as d:
+            name = d.name
+            d.message("promote", "0", str(2 * 2048))
+            settled(d, 32)
+            recorded(d)
+            crash(w, s)
+            with pytest.raises(subprocess.CalledProcessError):
+                d.message("demote", "0", "2048")
+            c = info(d)
+            assert (c["mode"], c["map"]) == ("degraded", "failed"), c
+            assert write_fails(d.path, 0)       # a dropped replica
+            assert write_fails(d.path, 0)       # still: no witness yet
+            assert not write_fails(d.path, 8)   # never had one
+        heal(w, s)
+        expect = digest(h.path, 4)
+        with devices.DmDevice(name, line) as d:
+            assert digest(d.path, 4) == expect
+            assert scrub(d)["scrub_mismatches"] == 0
+
+
+def test_poisoned_slots_go_back_once_the_witness_lands(hottier_module):
+    """The SSD healthy again, ssd_reset lands the witness: the slots a
+    failed invalidation kept go back, writes to their extents go through,
+    and a crash then brings the map back cold."""
+    with degradable(17) as (h, s, w, line):
+        with devices.DmDevice(unique("ht"), line) as d:
+            name = d.name
+            d.message("promote", "0", str(2 * 2048))
+            settled(d, 32)
+            recorded(d)
+            crash(w, s)
+            with pytest.raises(subprocess.CalledProcessError):
+                d.message("demote", "0", "2048")
+            assert write_fails(d.path, 0)
+            heal(w, s)
+            d.message("ssd_reset")
+            c = info(d)
+            assert (c["mode"], c["map"], c["slots_used"]) == \
+                ("rw", "open", 0), c
+            assert not write_fails(d.path, 0)
+            crash(w, s)
+        heal(w, s)
+        expect = digest(h.path, 4)
+        with devices.DmDevice(name, line) as d:
+            assert (info(d)["slots_used"], info(d)["map_loaded"]) == (0, 0)
+            assert digest(d.path, 4) == expect
+
+
+def meta_sectors(ssd):
+    """The map area's length in sectors, from the superblock."""
+    return struct.unpack_from("<Q", superblock(ssd), 40)[0]
+
+
+def test_a_failed_commit_never_makes_its_records_valid_later(hottier_module):
+    """Record writes fail (the superblock and the replicas' area work): the
+    commit's records are killed, not left marked, so a later invalidation
+    of a neighbour in their sector cannot write them valid with no flush
+    of their copies. After a power cut, none of them comes back."""
+    with wrapped(18) as (h, s, w):
+        line = table(h.path, w.path, "wwn-0x5000c500a1b2c3d4",
+                     "ssd_error_threshold", "1000")
+        with devices.DmDevice(unique("ht"), line) as d:
+            name = d.name
+            n, meta = devices.sectors(s.path), meta_sectors(s.path)
+            assert meta > 8, meta
+            devices.run("dmsetup", "reload", w.name, "--table",
+                        f"0 8 linear {s.path} 0\n"
+                        f"8 {meta - 8} error\n"
+                        f"{meta} {n - meta} linear {s.path} {meta}")
+            devices.run("dmsetup", "resume", w.name)
+            log = KernelLog()
+            d.message("promote", "0", str(2 * 2048))
+            settled(d, 32)
+            hotio.wait_until(lambda: "a commit of the SSD's map failed"
+                             in log.new(), 30, what="a failed commit")
+            hotio.wait_until(lambda: "the SSD's map is invalidated"
+                             in log.new(), 30, what="the records killed")
+            heal(w, s)
+            fill(d.path, 1, 19)         # write-through to 16 replicas
+            recorded(d)
+            assert info(d)["mode"] == "rw"
+            crash(w, s)
+        heal(w, s)
+        expect = digest(h.path, 4)
+        with devices.DmDevice(name, line) as d:
+            c = info(d)
+            assert (c["slots_used"], c["map_loaded"]) == (0, 0), c
+            assert digest(d.path, 4) == expect
+
+
 def corrupt(path, offset, data):
     with open(path, "r+b") as f:
         f.seek(offset)
