@@ -15,9 +15,10 @@
  *    extent's write generation; it is installed only if that is unchanged
  *    (struct hottier_wtrack, complete_copy()).
  *  - A slot is reused only after every I/O sent to it completed: each I/O
- *    holds a reference on its slot (struct hottier_slot).
+ *    holds a reference on its slot (hottier_slot_get(), the map's slot
+ *    refs).
  *  - Writes to one replicated extent are serialised, so both devices apply
- *    them in the same order (hottier_slot.writing).
+ *    them in the same order (HOTTIER_SF_WRITING of its slot).
  *
  * See Documentation/hottier.rst for the table line, status and messages.
  */

@@ -1,6 +1,6 @@
 """hottierctl: the administrator's tool for dm-hottier devices."""
 
-__version__ = "0.1.0"
+__version__ = "0.3.0"
 
 
 class HottierError(Exception):
