@@ -15,6 +15,9 @@
 #include <linux/math64.h>
 #include <linux/string.h>
 
+#define HOTTIER_ERR_HDD_ID \
+	"Invalid hdd_id: expected 1 to 64 printable ASCII characters, no blanks"
+
 /*
  * A key is an enumeration (names[]) or a number in [min, max], stored in
  * the u32 at offset in struct hottier_args.
@@ -207,7 +210,7 @@ static int parse_map_key(const char *name, const char *value,
 			return -EINVAL;
 		}
 		if (!hottier_id_valid(value)) {
-			*error = "Invalid hdd_id: expected 1 to 64 printable ASCII characters, no blanks";
+			*error = HOTTIER_ERR_HDD_ID;
 			return -EINVAL;
 		}
 		strscpy(args->hdd_id, value, sizeof(args->hdd_id));

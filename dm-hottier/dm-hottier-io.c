@@ -15,34 +15,6 @@ static void raise_event(struct work_struct *ws)
 	dm_table_event(ht->ti->table);
 }
 
-/*
- * The device degrades, once, until ssd_reset: replicas unused, no
- * promotions, a dm event, and the witness (the invalidation worker kills
- * the SSD's map, so no record checks out after this). True if it was not
- * degraded before.
- */
-bool hottier_enter_degraded(struct hottier *ht)
-{
-	if (test_and_set_bit(HOTTIER_DEGRADED, &ht->mode))
-		return false;
-	if (READ_ONCE(ht->records_live))
-		queue_work(ht->wq, &ht->inval_work);
-	queue_work(ht->wq, &ht->event_work);
-	return true;
-}
-
-/* An SSD read, write or copy failed: at ssd_error_threshold, degrade. */
-void hottier_ssd_error(struct hottier *ht)
-{
-	stat_add(ht, HOTTIER_STAT_SSD_ERRORS, 1);
-	if (atomic_inc_return(&ht->ssd_errors) <
-	    READ_ONCE(ht->args.ssd_error_threshold))
-		return;
-	if (hottier_enter_degraded(ht))
-		DMERR("%s: %d SSD errors: degraded, the SSD is not used until ssd_reset",
-		      ht_name(ht), atomic_read(&ht->ssd_errors));
-}
-
 /* @now: the time if the caller read the clock already, else 0. */
 static void start_read(struct hottier *ht, struct hottier_io *io,
 		       enum hottier_route_dev dev, u64 now)
@@ -281,7 +253,7 @@ static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 		 */
 		hottier_map_unlock(lock, flags);
 		remap_hdd(ht, bio, offset);
-		hottier_persist_defer(ht, bio, HOTTIER_NIL);
+		hottier_rec_defer(ht, bio, HOTTIER_NIL);
 		return DM_MAPIO_SUBMITTED;
 	}
 	/*
@@ -293,19 +265,19 @@ static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 			goto hdd;
 		hottier_map_unlock(lock, flags);
 		remap_hdd(ht, bio, offset);
-		hottier_persist_defer(ht, bio, HOTTIER_NIL);
+		hottier_rec_defer(ht, bio, HOTTIER_NIL);
 		return DM_MAPIO_SUBMITTED;
 	}
 	if (READ_ONCE(ht->args.write_policy) == HOTTIER_WRITE_AROUND) {
 		pinned = hottier_mslot_flags(s) & HOTTIER_SF_PINNED;
 		__hottier_map_remove(m, slot);
-		recorded = __hottier_persist_dropping(ht, lock, slot);
+		recorded = __hottier_rec_dropping(ht, lock, slot);
 		hottier_map_unlock(lock, flags);
 		remap_hdd(ht, bio, offset);
 		if (!hottier_replica_dropped(ht, slot, pinned, recorded))
 			return DM_MAPIO_REMAPPED;
 		/* The HDD is written after the record is invalidated. */
-		hottier_persist_defer(ht, bio, HOTTIER_NIL);
+		hottier_rec_defer(ht, bio, HOTTIER_NIL);
 		return DM_MAPIO_SUBMITTED;
 	}
 	if (hottier_mslot_flags(s) & HOTTIER_SF_WRITING) {
@@ -330,7 +302,7 @@ static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 					HOTTIER_MR_REC | HOTTIER_MR_PEND);
 		hottier_map_unlock(lock, flags);
 		io->inval_wt = true;
-		hottier_persist_defer(ht, bio, slot);
+		hottier_rec_defer(ht, bio, slot);
 		return DM_MAPIO_SUBMITTED;
 	}
 	/* Recorded at a commit only if no write comes before. */
@@ -375,7 +347,7 @@ static int map_range(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 		if (!wait)
 			return DM_MAPIO_REMAPPED;
 		/* The HDD gets it once the records are invalidated. */
-		hottier_persist_defer(ht, bio, HOTTIER_NIL);
+		hottier_rec_defer(ht, bio, HOTTIER_NIL);
 		return DM_MAPIO_SUBMITTED;
 	}
 	spin_lock_irqsave(&ht->deferred_lock, flags);
@@ -409,7 +381,7 @@ static void do_ranges(struct work_struct *ws)
 		/* An extent the walk found no replica of may have one too. */
 		if (hottier_drop_range(ht, io->first, io->last, true) ||
 		    hottier_map_any_dropping(&ht->map))
-			hottier_persist_defer(ht, bio, HOTTIER_NIL);
+			hottier_rec_defer(ht, bio, HOTTIER_NIL);
 		else
 			dm_submit_bio_remap(bio, NULL);
 	}
@@ -503,7 +475,7 @@ static void end_write_through(struct hottier *ht, struct hottier_io *io,
 	    hottier_mslot_state(s) == HOTTIER_S_RESIDENT &&
 	    __hottier_map_find(&ht->map, io->first) == io->slot) {
 		__hottier_map_remove(&ht->map, io->slot);
-		recorded = __hottier_persist_dropping(ht, lock, io->slot);
+		recorded = __hottier_rec_dropping(ht, lock, io->slot);
 		dropped = true;
 	}
 	/* Under the extent's lock: no new waiter joins meanwhile. */
@@ -535,8 +507,8 @@ static void end_write_through(struct hottier *ht, struct hottier_io *io,
  * the invalidation worker): sent, or failed with @status. A write-through
  * that waited to unrecord its replica starts both halves now.
  */
-void hottier_io_invalidated(struct hottier *ht, struct bio_list *bios,
-			    blk_status_t status)
+static void io_invalidated(struct hottier *ht, struct bio_list *bios,
+			   blk_status_t status)
 {
 	struct bio *bio;
 
@@ -665,6 +637,7 @@ void hottier_io_init(struct hottier *ht)
 	spin_lock_init(&ht->deferred_lock);
 	bio_list_init(&ht->deferred);
 	INIT_WORK(&ht->range_work, do_ranges);
+	ht->invalidated = io_invalidated;
 	for (i = 0; i < HOTTIER_WTRACK_BUCKETS; i++)
 		spin_lock_init(&ht->wtrack[i].lock);
 }

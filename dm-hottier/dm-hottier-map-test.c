@@ -1270,7 +1270,7 @@ static void loop_evicted_extent_returns_early(struct kunit *test)
 }
 
 /*
- * The target's hook for an eviction, as __hottier_persist_dropping() does
+ * The target's hook for an eviction, as __hottier_rec_dropping() does
  * it: a recorded victim is counted under its lock. Counts its calls.
  */
 static unsigned int hook_calls;

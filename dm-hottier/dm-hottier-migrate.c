@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * dm-hottier: replicas and their copies. The promotion worker asks the
- * policy (dm-hottier-policy.c) for the next promotion, a work item with a
- * slot reserved for it (free, or evicted), and starts its copy with kcopyd
- * once the slot's I/O drained, no write is in flight to the extent and
- * migration_mbps allows, within max_migrations and the QoS controller's
- * allowance. Completions install the replica unless a write, an
- * invalidation or an error won.
+ * dm-hottier: copies, a client of the replica core (dm-hottier-core.c,
+ * which drops replicas and holds the slots' references). The promotion
+ * worker asks the policy (dm-hottier-policy.c) for the next promotion, a
+ * work item with a slot reserved for it (free, or evicted), and starts
+ * its copy with kcopyd once the slot's I/O drained, no write is in flight
+ * to the extent and migration_mbps allows, within max_migrations and the
+ * QoS controller's allowance. Completions install the replica unless a
+ * write, an invalidation or an error won.
  */
 #include "dm-hottier.h"
 
@@ -15,113 +16,7 @@ DECLARE_DM_KCOPYD_THROTTLE_WITH_MODULE_PARM(hottier_copy_throttle,
 
 /* Slots */
 
-void hottier_slot_get(struct hottier *ht, u32 slot)
-{
-	hottier_map_get(&ht->map, slot);
-}
-
-/*
- * Drop an I/O's (or a replica's) reference. A slot evicted for a copy
- * waits for its I/O to drain: the put that leaves only the reservation
- * wakes the worker, as does the one that frees the slot.
- */
-void hottier_slot_put(struct hottier *ht, u32 slot)
-{
-	struct hottier_mslot *s = hottier_mslot(&ht->map, slot);
-
-	if (hottier_map_put(&ht->map, slot) ||
-	    (atomic_read(&s->refs) == 1 &&
-	     hottier_mslot_state(s) == HOTTIER_S_RESERVED))
-		kick_promote(ht, 0);
-}
-
 /* Replicas */
-
-/*
- * Drop the replica of @extent if it is resident, in @slot (HOTTIER_NIL:
- * whichever slot holds it), and (unless @pinned_too) unpinned; its slot
- * frees once its I/O completed. One lookup under the extent's lock.
- * Expects nothing locked. 0: not dropped; 1: dropped; 2: a record of the
- * extent on the SSD is being invalidated, this replica's or one dropped
- * before (what writes the HDD waits).
- */
-static int drop_slot(struct hottier *ht, u32 slot, u64 extent,
-		     bool pinned_too)
-{
-	struct hottier_mlock *lock;
-	struct hottier_mslot *s;
-	bool dropped = false, pinned = false, recorded = false, waits;
-	unsigned long flags;
-	u32 found;
-
-	lock = hottier_map_lock(&ht->map, extent, &flags);
-	found = __hottier_map_find(&ht->map, extent);
-	if (found != HOTTIER_NIL && (slot == HOTTIER_NIL || found == slot)) {
-		s = hottier_mslot(&ht->map, found);
-		pinned = hottier_mslot_flags(s) & HOTTIER_SF_PINNED;
-		dropped = hottier_mslot_state(s) == HOTTIER_S_RESIDENT &&
-			  (pinned_too || !pinned);
-		if (dropped) {
-			__hottier_map_remove(&ht->map, found);
-			recorded = __hottier_persist_dropping(ht, lock, found);
-		}
-	}
-	waits = lock->dropping;
-	hottier_map_unlock(lock, flags);
-	if (dropped)
-		hottier_replica_dropped(ht, found, pinned, recorded);
-	return waits ? 2 : dropped;
-}
-
-/*
- * After __hottier_map_remove() of a replica and, under the same lock,
- * __hottier_persist_dropping() (@recorded): count it, put its reference
- * (after its record's invalidation, if it is recorded: then true), and
- * have a pinned one copied again.
- */
-bool hottier_replica_dropped(struct hottier *ht, u32 slot, bool pinned,
-			     bool recorded)
-{
-	if (recorded)
-		hottier_persist_drop(ht, slot);
-	stat_add(ht, HOTTIER_STAT_DEMOTIONS, 1);
-	if (!recorded)
-		hottier_slot_put(ht, slot);
-	if (pinned) {
-		hottier_policy_pins_dropped(&ht->policy);
-		kick_promote(ht, 0);
-	}
-	return recorded;
-}
-
-/* Drop @extent's replica, if it has one (drop_slot()'s result). */
-int hottier_drop_extent(struct hottier *ht, u64 extent, bool pinned_too)
-{
-	return drop_slot(ht, HOTTIER_NIL, extent, pinned_too);
-}
-
-/*
- * Drop the replicas of [first, last] (pinned ones too, if @pinned_too):
- * the map's range walk visits just the extents with a slot where it has
- * its range index. May sleep: call it from a worker or a message. True
- * if a record on the SSD is being invalidated (what writes the HDD waits).
- */
-bool hottier_drop_range(struct hottier *ht, u64 first, u64 last,
-			bool pinned_too)
-{
-	struct hottier_range_iter it;
-	bool recorded = false;
-	u64 extent;
-
-	hottier_map_range_start(&ht->map, &it, first, last);
-	while (hottier_map_range_next(&ht->map, &it, &extent)) {
-		if (hottier_drop_extent(ht, extent, pinned_too) > 1)
-			recorded = true;
-		if (!(it.visits % HOTTIER_DROP_WALK))
-			cond_resched();
-	}
-	return recorded;
-}
 
 /* Migration */
 
@@ -161,7 +56,7 @@ static void complete_copy(struct work_struct *ws)
 
 	if (ok) {
 		stat_add(ht, HOTTIER_STAT_PROMOTIONS, 1);
-		hottier_persist_installed(ht, mig->w.slot, mig->w.extent);
+		hottier_rec_installed(ht, mig->w.slot, mig->w.extent);
 	} else {
 		if (raced)
 			stat_add(ht, HOTTIER_STAT_COPIES_DISCARDED, 1);
@@ -505,7 +400,7 @@ int hottier_alloc_tables(struct hottier *ht, char **error)
 		return r;
 	}
 	r = hottier_policy_init(&ht->policy, &ht->map, tracked);
-	ht->policy.dropping = hottier_persist_dropping_hook;
+	ht->policy.dropping = hottier_rec_dropping_hook;
 	ht->policy.ctx = ht;
 	if (r) {
 		snprintf(ht->error, sizeof(ht->error),

@@ -23,7 +23,7 @@
  *    drops it, a drop by a message or an error (its slot is not reused
  *    before), and an eviction (its copy does not start before). So does
  *    any other write, discard or write zeroes to the extent until then,
- *    though it finds no replica (__hottier_persist_dropping()). Writes to
+ *    though it finds no replica (__hottier_rec_dropping()). Writes to
  *    replicas that are not recorded, and reads, add no metadata I/O.
  *  - Degraded, the SSD cannot be trusted to take an invalidation: the
  *    superblock gets a new nonce before any write that meets a recorded
@@ -38,6 +38,12 @@
  *    superblock holding it is on the SSD (FUA), so pins survive a crash.
  *  - A table without hdd_id invalidates any map of ours when it takes the
  *    SSD over, so that map is never trusted later.
+ *
+ * The in-memory side (a record marked for invalidation or to commit, the
+ * dropped slots and the I/O that waits) is the replica core's
+ * (dm-hottier-core.c), which queues this file's workers; the I/O that
+ * waited goes back to the data path through ht->invalidated, and restored
+ * pins to the target through ht->sb, so nothing here calls above it.
  *
  * The takeover, the clean stop and the pins run at construction, or in
  * suspend, resume and message context under ht->lock; records are written
@@ -63,15 +69,11 @@
 
 /* Records written at a time by a commit or an invalidation. */
 #define HOTTIER_REC_IO		(64 * 1024)
-#define RECS_PER_SECTOR		(SECTOR_SIZE / HOTTIER_MAP_ENTRY_BYTES)
 #define REC_RUN			(HOTTIER_REC_IO / SECTOR_SIZE)
 /* The witness of degraded mode is tried this long before writes fail. */
 #define HOTTIER_WITNESS_MS	2000
 #define HOTTIER_WITNESS_TRIES	10
-/* Commits, while replicas wait to be recorded. */
-#define HOTTIER_COMMIT_MS	1000
 
-static void mark_dirty(struct hottier *ht, u32 slot);
 static int kill_records(struct hottier *ht);
 
 static bool persistent(struct hottier *ht)
@@ -191,7 +193,7 @@ int hottier_persist_ctr(struct hottier *ht, bool live, char **error)
 	ht->pin_buf = kcalloc(2 * HOTTIER_SB_MAX_PINS, sizeof(u64), GFP_KERNEL);
 	if (persistent(ht)) {
 		ht->nr_rec_sectors = DIV_ROUND_UP(ht->layout.nr_slots,
-						  RECS_PER_SECTOR);
+						  HOTTIER_RECS_PER_SECTOR);
 		ht->rec_buf = vmalloc(HOTTIER_REC_IO);
 		ht->rec_dirty = bitmap_zalloc(ht->nr_rec_sectors, GFP_KERNEL);
 		ht->rec_inval = bitmap_zalloc(ht->nr_rec_sectors, GFP_KERNEL);
@@ -369,7 +371,7 @@ static void resync_intents(struct hottier *ht)
 			hottier_drop_extent(ht, extent, true);
 			dropped++;
 		} else {
-			mark_dirty(ht, slot);
+			hottier_rec_mark_dirty(ht, slot);
 			kept++;
 		}
 		cond_resched();
@@ -583,27 +585,6 @@ int hottier_persist_resume(struct hottier *ht)
 	return r;
 }
 
-/* After resume's pins were taken over: those the superblock holds. */
-void hottier_persist_apply_pins(struct hottier *ht)
-{
-	struct hottier_sb *sb = ht->sb;
-	u32 i, refused = 0;
-
-	if (!ht->sb_pins)
-		return;
-	ht->sb_pins = false;
-	mutex_lock(&ht->lock);
-	for (i = 0; i < sb->nr_pins; i++)
-		if (hottier_pin_sectors(ht, sb->pins[i].first_sector,
-					sb->pins[i].first_sector +
-					sb->pins[i].nr_sectors))
-			refused++;
-	mutex_unlock(&ht->lock);
-	if (refused)
-		DMWARN("%s: %u of %u pinned ranges on the SSD could not be pinned again",
-		       ht_name(ht), refused, sb->nr_pins);
-}
-
 /*
  * Before a pin or an unpin of the extents [first, last] (@pin): whether
  * the superblock will have room for the pinned ranges after it. -E2BIG,
@@ -784,13 +765,13 @@ static int write_rec_sectors(struct hottier *ht, u32 first, u32 n, bool flush)
 {
 	u16 epoch = hottier_policy_epoch(&ht->policy);
 	struct hottier_rec_disk *d = ht->rec_buf;
-	u32 slot = first * RECS_PER_SECTOR, end, i;
+	u32 slot = first * HOTTIER_RECS_PER_SECTOR, end, i;
 	struct hottier_mslot *s;
 	struct hottier_rec rec;
 	u32 meta, mr;
 
 	lockdep_assert_held(&ht->rec_lock);
-	end = min_t(u64, (u64)(first + n) * RECS_PER_SECTOR,
+	end = min_t(u64, (u64)(first + n) * HOTTIER_RECS_PER_SECTOR,
 		    ht->layout.nr_slots);
 	memset(d, 0, n * SECTOR_SIZE);
 	for (i = 0; slot < end; slot++, i++) {
@@ -898,30 +879,8 @@ static int write_invalidations(struct hottier *ht)
 	return 0;
 }
 
-/* A commit in HOTTIER_COMMIT_MS, if records are kept and I/O flows. */
-static void kick_commit(struct hottier *ht)
-{
-	if (READ_ONCE(ht->records_live) && READ_ONCE(ht->running))
-		queue_delayed_work(ht->wq, &ht->commit_work,
-				   msecs_to_jiffies(HOTTIER_COMMIT_MS));
-}
-
-/* A replica to record at a commit: written through (its sector). */
-static void mark_dirty(struct hottier *ht, u32 slot)
-{
-	if (!READ_ONCE(ht->records_live))
-		return;
-	set_bit(slot / RECS_PER_SECTOR, ht->rec_dirty);
-	kick_commit(ht);
-}
-
-static void mark_inval(struct hottier *ht, u32 slot)
-{
-	set_bit(slot / RECS_PER_SECTOR, ht->rec_inval);
-}
-
 /*
- * A record of @extent marked by __hottier_persist_dropping() is written:
+ * A record of @extent marked by __hottier_rec_dropping() is written:
  * writes to the extents of its lock stop waiting for invalidations once
  * none is left there.
  */
@@ -984,7 +943,7 @@ static void do_invalidate(struct work_struct *ws)
 
 	if (r) {
 		poison(ht, slot);
-		hottier_io_invalidated(ht, &bios, BLK_STS_IOERR);
+		ht->invalidated(ht, &bios, BLK_STS_IOERR);
 		return;
 	}
 	spin_lock_irq(&ht->inval_lock);
@@ -1002,75 +961,7 @@ static void do_invalidate(struct work_struct *ws)
 		dropped(ht, hottier_mslot_extent(s));
 		hottier_slot_put(ht, slot);
 	}
-	hottier_io_invalidated(ht, &bios, BLK_STS_OK);
-}
-
-/*
- * Under @lock, just after __hottier_map_remove() of @slot's replica: if it
- * is recorded, its record is marked for invalidation, and until that is
- * written (dropped()) a write to an extent of @lock that finds no replica
- * waits for an invalidation too (map_write(), map_range()), as the write
- * that dropped it does: the HDD must not change while the SSD may still
- * hold a valid record of the extent, or a crash in between brings back a
- * stale replica. Such a write is sent by a run of the invalidation worker
- * that began after it was queued, which writes every record marked
- * before: this one, marked under @lock before the count it saw. True if
- * it is recorded: then hottier_persist_drop() (or, for an eviction,
- * hottier_persist_evicted()) follows.
- */
-bool __hottier_persist_dropping(struct hottier *ht,
-				struct hottier_mlock *lock, u32 slot)
-{
-	if (!hottier_recorded(ht, hottier_mslot(&ht->map, slot)))
-		return false;
-	mark_inval(ht, slot);
-	__hottier_map_dropping(&ht->map, lock);
-	return true;
-}
-
-/* The policy's, for an eviction (struct hottier_policy.dropping). */
-bool hottier_persist_dropping_hook(void *ctx, struct hottier_mlock *lock,
-				   u32 slot)
-{
-	return __hottier_persist_dropping(ctx, lock, slot);
-}
-
-/*
- * A recorded replica was dropped (__hottier_map_remove() and
- * __hottier_persist_dropping()) and its reference is the caller's: its
- * slot goes back only after the invalidation (I/O that dropped it must
- * wait for it too: hottier_persist_defer()).
- */
-void hottier_persist_drop(struct hottier *ht, u32 slot)
-{
-	struct hottier_mslot *s = hottier_mslot(&ht->map, slot);
-	unsigned long flags;
-
-	spin_lock_irqsave(&ht->inval_lock, flags);
-	s->hnext = ht->inval_slots;
-	ht->inval_slots = slot;
-	spin_unlock_irqrestore(&ht->inval_lock, flags);
-	queue_work(ht->wq, &ht->inval_work);
-}
-
-/*
- * @bio waits for the invalidations asked for before it; with @slot (not
- * HOTTIER_NIL) for that slot's record too: a recorded replica about to be
- * written through, which the caller unrecorded under its bucket lock.
- */
-void hottier_persist_defer(struct hottier *ht, struct bio *bio, u32 slot)
-{
-	unsigned long flags;
-
-	if (slot != HOTTIER_NIL) {
-		mark_inval(ht, slot);
-		/* Recorded again once writes leave it alone. */
-		mark_dirty(ht, slot);
-	}
-	spin_lock_irqsave(&ht->inval_lock, flags);
-	bio_list_add(&ht->inval_bios, bio);
-	spin_unlock_irqrestore(&ht->inval_lock, flags);
-	queue_work(ht->wq, &ht->inval_work);
+	ht->invalidated(ht, &bios, BLK_STS_OK);
 }
 
 /*
@@ -1130,27 +1021,11 @@ int hottier_persist_sync(struct hottier *ht)
 	return r ? -EIO : 0;
 }
 
-/* A copy into @slot was installed: recorded at the next commit. */
-void hottier_persist_installed(struct hottier *ht, u32 slot, u64 extent)
-{
-	struct hottier_mlock *lock;
-	unsigned long flags;
-
-	if (!READ_ONCE(ht->records_live))
-		return;
-	lock = hottier_map_lock(&ht->map, extent, &flags);
-	if (__hottier_map_find(&ht->map, extent) == slot)
-		__hottier_mslot_set_rec(hottier_mslot(&ht->map, slot),
-					HOTTIER_MR_PEND, 0);
-	hottier_map_unlock(lock, flags);
-	mark_dirty(ht, slot);
-}
-
 /* Resumed: replicas that wait to be recorded get a commit. */
 void hottier_persist_started(struct hottier *ht)
 {
 	if (persistent(ht) && !bitmap_empty(ht->rec_dirty, ht->nr_rec_sectors))
-		kick_commit(ht);
+		hottier_rec_kick_commit(ht);
 }
 
 /*
@@ -1177,14 +1052,14 @@ static bool commit_slot(struct hottier *ht, u32 slot)
 		goto out;
 	if (hottier_mslot_flags(s) & HOTTIER_SF_WRITING) {
 		__hottier_mslot_set_rec(s, 0, HOTTIER_MR_PEND);
-		set_bit(slot / RECS_PER_SECTOR, ht->rec_dirty);
+		set_bit(slot / HOTTIER_RECS_PER_SECTOR, ht->rec_dirty);
 	} else if (rec & HOTTIER_MR_PEND) {
 		__hottier_mslot_set_rec(s, HOTTIER_MR_REC,
 					HOTTIER_MR_PEND | HOTTIER_MR_INTENT);
 		recorded = true;
 	} else {
 		__hottier_mslot_set_rec(s, HOTTIER_MR_PEND, 0);
-		set_bit(slot / RECS_PER_SECTOR, ht->rec_dirty);
+		set_bit(slot / HOTTIER_RECS_PER_SECTOR, ht->rec_dirty);
 	}
 out:
 	hottier_map_unlock(lock, flags);
@@ -1217,8 +1092,8 @@ static void do_commit(struct work_struct *ws)
 	     sec < ht->nr_rec_sectors;
 	     sec = find_next_bit(ht->rec_dirty, ht->nr_rec_sectors, sec + 1)) {
 		clear_bit(sec, ht->rec_dirty);
-		slot = sec * RECS_PER_SECTOR;
-		end = min_t(u64, slot + RECS_PER_SECTOR, ht->layout.nr_slots);
+		slot = sec * HOTTIER_RECS_PER_SECTOR;
+		end = min_t(u64, slot + HOTTIER_RECS_PER_SECTOR, ht->layout.nr_slots);
 		for (; slot < end; slot++)
 			if (commit_slot(ht, slot))
 				__set_bit(sec, ht->rec_write);
@@ -1251,7 +1126,7 @@ static void do_commit(struct work_struct *ws)
 	}
 out:
 	if (!bitmap_empty(ht->rec_dirty, ht->nr_rec_sectors))
-		kick_commit(ht);
+		hottier_rec_kick_commit(ht);
 	mutex_unlock(&ht->rec_lock);
 }
 

@@ -146,6 +146,10 @@ struct hottier_io {
 #define HOTTIER_SCRUB_CHUNK	(64 * 1024)
 #define HOTTIER_SCRUB_TRIES	20
 #define HOTTIER_DROP_WALK	64
+/* Commits of the on-SSD map, while replicas wait to be recorded. */
+#define HOTTIER_COMMIT_MS	1000
+/* Records in a sector of the on-SSD map. */
+#define HOTTIER_RECS_PER_SECTOR	(SECTOR_SIZE / HOTTIER_MAP_ENTRY_BYTES)
 /* hottier.stuck_victim when there is none. */
 #define HOTTIER_NO_VICTIM	U64_MAX
 #define HOTTIER_QOS_PERIOD_NS	(100ULL * NSEC_PER_MSEC)
@@ -306,6 +310,13 @@ struct hottier {
 	u32 inval_slots;		/* dropped slots, chained by hnext */
 	struct bio_list inval_bios;	/* I/O waiting for an invalidation */
 	u64 stuck_victim;		/* an eviction's, its record not killed */
+	/*
+	 * The data path's, for the I/O that waited for an invalidation:
+	 * sent, or failed with the status (set by hottier_io_init(), so
+	 * persist calls nothing above it).
+	 */
+	void (*invalidated)(struct hottier *ht, struct bio_list *bios,
+			    blk_status_t status);
 	struct work_struct inval_work;
 	struct delayed_work commit_work;
 
@@ -393,76 +404,87 @@ static inline bool hottier_recorded(struct hottier *ht,
 	       (hottier_mslot_rec(s) & (HOTTIER_MR_REC | HOTTIER_MR_INTENT));
 }
 
-/* dm-hottier-io.c */
-void hottier_io_init(struct hottier *ht);
-int hottier_map(struct dm_target *ti, struct bio *bio);
-int hottier_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
-bool hottier_enter_degraded(struct hottier *ht);
-void hottier_ssd_error(struct hottier *ht);
-void hottier_io_invalidated(struct hottier *ht, struct bio_list *bios,
-			    blk_status_t status);
+/*
+ * The files' interfaces, lowest layer first; a file calls only what is
+ * below it (scripts/layers.py checks the built objects).
+ */
 
-/* dm-hottier-migrate.c */
-void hottier_migrate_init(struct hottier *ht);
-void hottier_ticks_start(struct hottier *ht);
-void hottier_ticks_stop(struct hottier *ht);
-u64 hottier_stat_read(struct hottier *ht, enum hottier_stat s);
-int hottier_alloc_tables(struct hottier *ht, char **error);
-int hottier_init_migration(struct hottier *ht, char **error);
+/* dm-hottier-core.c: the replica core */
 void hottier_slot_get(struct hottier *ht, u32 slot);
 void hottier_slot_put(struct hottier *ht, u32 slot);
+void hottier_rec_kick_commit(struct hottier *ht);
+void hottier_rec_mark_dirty(struct hottier *ht, u32 slot);
+bool __hottier_rec_dropping(struct hottier *ht, struct hottier_mlock *lock,
+			    u32 slot);
+bool hottier_rec_dropping_hook(void *ctx, struct hottier_mlock *lock,
+			       u32 slot);
+void hottier_rec_drop(struct hottier *ht, u32 slot);
+void hottier_rec_defer(struct hottier *ht, struct bio *bio, u32 slot);
+void hottier_rec_installed(struct hottier *ht, u32 slot, u64 extent);
 bool hottier_replica_dropped(struct hottier *ht, u32 slot, bool pinned,
 			     bool recorded);
 int hottier_drop_extent(struct hottier *ht, u64 extent, bool pinned_too);
 bool hottier_drop_range(struct hottier *ht, u64 first, u64 last,
 			bool pinned_too);
-void hottier_cancel_waiting(struct hottier *ht);
-void hottier_qos_note(struct hottier *ht, u64 ns);
-void hottier_qos_restart(struct hottier *ht);
-unsigned int hottier_migrations_allowed(struct hottier *ht);
+bool hottier_enter_degraded(struct hottier *ht);
+void hottier_ssd_error(struct hottier *ht);
+u64 hottier_stat_read(struct hottier *ht, enum hottier_stat s);
 
-/* dm-hottier-message.c */
+/* dm-hottier-scrub.c */
+int hottier_compare_alloc(struct page **a, struct page **b);
+void hottier_compare_free(struct page *a, struct page *b);
+int hottier_compare_extent(struct hottier *ht, u64 extent, u32 slot,
+			   struct page *a, struct page *b);
 void hottier_scrub_init(struct hottier *ht);
+int hottier_scrub_start(struct hottier *ht);
 void hottier_scrub_stop(struct hottier *ht);
 const char *hottier_scrub_state_name(int state);
-int hottier_message(struct dm_target *ti, unsigned int argc, char **argv,
-		    char *result, unsigned int maxlen);
-int hottier_promote_range(struct hottier *ht, u64 first, u64 last, bool pin);
-int hottier_pin_sectors(struct hottier *ht, u64 start, u64 end);
 
 /* dm-hottier-persist.c */
 void hottier_persist_init(struct hottier *ht);
 int hottier_persist_ctr(struct hottier *ht, bool live, char **error);
 void hottier_persist_dtr(struct hottier *ht);
 int hottier_persist_resume(struct hottier *ht);
-void hottier_persist_apply_pins(struct hottier *ht);
 int hottier_persist_pin_room(struct hottier *ht, u64 first, u64 last,
 			     bool pin);
 int hottier_persist_pins(struct hottier *ht);
 int hottier_persist_sync(struct hottier *ht);
-bool __hottier_persist_dropping(struct hottier *ht,
-				struct hottier_mlock *lock, u32 slot);
-bool hottier_persist_dropping_hook(void *ctx, struct hottier_mlock *lock,
-				   u32 slot);
-void hottier_persist_drop(struct hottier *ht, u32 slot);
-void hottier_persist_defer(struct hottier *ht, struct bio *bio, u32 slot);
 bool hottier_persist_evicted(struct hottier *ht, struct hottier_work *w);
-void hottier_persist_installed(struct hottier *ht, u32 slot, u64 extent);
 void hottier_persist_started(struct hottier *ht);
-
 void hottier_persist_stop(struct hottier *ht);
 void hottier_persist_retire(struct hottier *ht);
 int hottier_persist_state(struct hottier *ht);
-int hottier_compare_alloc(struct page **a, struct page **b);
-void hottier_compare_free(struct page *a, struct page *b);
-int hottier_compare_extent(struct hottier *ht, u64 extent, u32 slot,
-			   struct page *a, struct page *b);
 const char *hottier_map_state_name(int state);
 
-/* dm-hottier-target.c */
+/* dm-hottier-migrate.c */
+void hottier_migrate_init(struct hottier *ht);
+void hottier_ticks_start(struct hottier *ht);
+void hottier_ticks_stop(struct hottier *ht);
+int hottier_alloc_tables(struct hottier *ht, char **error);
+int hottier_init_migration(struct hottier *ht, char **error);
+void hottier_cancel_waiting(struct hottier *ht);
+void hottier_qos_note(struct hottier *ht, u64 ns);
+void hottier_qos_restart(struct hottier *ht);
+unsigned int hottier_migrations_allowed(struct hottier *ht);
+
+/* dm-hottier-io.c */
+void hottier_io_init(struct hottier *ht);
+int hottier_map(struct dm_target *ti, struct bio *bio);
+int hottier_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
+
+/* dm-hottier-status.c */
 void hottier_keys_changed(struct hottier *ht);
 int hottier_format_field(struct hottier *ht, enum hottier_field f, char *buf,
 			 size_t size);
+void hottier_status(struct dm_target *ti, status_type_t type,
+		    unsigned int status_flags, char *result,
+		    unsigned int maxlen);
+
+/* dm-hottier-message.c */
+int hottier_message(struct dm_target *ti, unsigned int argc, char **argv,
+		    char *result, unsigned int maxlen);
+int hottier_promote_range(struct hottier *ht, u64 first, u64 last, bool pin);
+int hottier_pin_sectors(struct hottier *ht, u64 start, u64 end);
 
 /* dm-hottier-sysfs.c */
 void hottier_sysfs_init(void);

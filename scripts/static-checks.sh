@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # checkpatch.pl --strict (from Debian's kernel source tree) and sparse (C=2)
-# over dm-hottier/. Each counts as one test and passes when it reports
+# over dm-hottier/, and the layering of the built objects
+# (scripts/layers.py). Each counts as one test and passes when it reports
 # nothing. Ends with "static: N passed, N failed".
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,6 +43,13 @@ for kdir in /lib/modules/*/build; do
 	[ $rc = 0 ] || findings+=$'\n'"sparse build failed (rc=$rc): $(tail -5 <<<"$out")"
 	command -v sparse >/dev/null || findings="sparse is not installed"
 	result "sparse-$kver" "$findings"
+	# The files call each other only downward, read from the objects.
+	if [ $rc = 0 ]; then
+		findings=$(python3 "$repo/scripts/layers.py" "$tmp" | grep '^FAIL')
+	else
+		findings="no objects: the build failed"
+	fi
+	result "layers-$kver" "$findings"
 	rm -rf "$tmp"
 done
 

@@ -238,7 +238,7 @@ def test_fields_match_the_guide_and_the_kernel():
     documented = re.findall(r"^([a-z_/]+)\s{2,}\S", status, re.M)
     assert documented == ["used/total" if f == "slots_used" else f
                           for f in FIELDS if f != "slots_total"]
-    src = read(os.path.join(REPO, "dm-hottier", "dm-hottier-target.c"))
+    src = read(os.path.join(REPO, "dm-hottier", "dm-hottier-status.c"))
     names = src[src.index("field_names[HOTTIER_NR_FIELDS] = {"):]
     assert re.findall(r'"(\w+)"', names[:names.index("};")]) == list(FIELDS)
 
