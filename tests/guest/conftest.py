@@ -41,7 +41,28 @@ def load_module():
         subprocess.run(["insmod", MODULE], check=True)
 
 
+# What each test is, for scripts/matrix.sh to pick a tier's tests by
+# marker expression (tests/README.md lists the tiers).
+MARKERS = {
+    "measure": "its figures are timings: run in a boot of its own, on an "
+               "idle host",
+    "system": "the device among LVM, md and udev",
+    "crash": "crash cuts and power cuts replayed",
+    "cli": "hottierctl and its trace",
+    "race": "I/O racing copies, suspends and a crash: every kernel runs it",
+    "kernel": "what differs between kernels: 6.12 runs it",
+    "args": "a refusal of the arguments alone, the same on every kernel",
+    "debug": "the debug kernel's smoke tests (KASAN, lockdep)",
+    "debug_soak": "what make soak adds on the debug kernel",
+    "soak": "a variant that only make soak runs",
+}
+
+
 def pytest_configure(config):
+    for name, what in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {what}")
+    if config.option.collectonly:
+        return      # listing what a tier picks needs no guest
     if os.geteuid() != 0 or not os.path.isdir("/sys/kernel/config"):
         pytest.exit("guest tests run as root inside the guest: "
                     "use 'make guest-test' (scripts/vm-run.sh)", returncode=2)
@@ -50,6 +71,12 @@ def pytest_configure(config):
     devices.modprobe("null_blk", "nr_devices=0")
     for mod in ("dm-delay", "dm-flakey"):
         devices.modprobe(mod)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Measurements first, in the order collected: in a boot that runs
+    them beside other tests, they still find a fresh guest."""
+    items.sort(key=lambda item: item.get_closest_marker("measure") is None)
 
 
 @pytest.fixture

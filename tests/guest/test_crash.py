@@ -51,6 +51,8 @@ import stamp
 from conftest import (KernelLog, hottier_table, info, recorded, scrub,
                       unique)
 
+pytestmark = pytest.mark.crash
+
 EXTENT = 128                    # 64 KiB
 HDD_MB = 64
 SSD_MB = 16
@@ -452,6 +454,7 @@ def report(policy, retained, end):
 # write-around 0.925). make check
 # holds loose floors; the figures are saved and reported. Write-around
 # drops a replica at each write, so fewer are recorded.
+@pytest.mark.debug_soak
 def test_crash_cuts_write_through(hottier_module):
     retained, end, planted = run_cuts("through", plant=True)
     # The planted cut meets its one intent, whatever the kernel's pace.
@@ -571,6 +574,7 @@ def drop_round(rng, seconds):
             "caught": caught, "live_stale_reads": live_stale}
 
 
+@pytest.mark.measure
 def test_an_ssd_dropping_writes_is_caught_by_map_verify_only_by_chance(
         hottier_module):
     """dm-flakey drop_writes under the SSD, one second in two, while the
@@ -611,7 +615,8 @@ def copy(src, dst):
                    check=True)
 
 
-@pytest.mark.parametrize("policy", ["through", "around"])
+@pytest.mark.parametrize("policy", [
+    "through", pytest.param("around", marks=pytest.mark.soak)])
 def test_power_cuts_replayed_from_dm_log_writes(hottier_module, policy):
     """Each member under its own dm-log-writes log; the load writes,
     discards and fsyncs while promotions evict. At random instants both

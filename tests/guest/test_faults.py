@@ -123,8 +123,12 @@ def verify_until_degraded(dev, kind, runs, timeout=30):
             return n
 
 
-@pytest.mark.parametrize("kind", ["flakey_down", "flakey_error_writes",
-                                  "badblocks", "dm_error"])
+@pytest.mark.parametrize("kind", [
+    "flakey_down",
+    pytest.param("flakey_error_writes", marks=pytest.mark.soak),
+    pytest.param("badblocks", marks=pytest.mark.soak),
+    pytest.param("dm_error", marks=[pytest.mark.kernel,
+                                    pytest.mark.debug_soak])])
 def test_ssd_faults_under_fio_verify_degrade_then_ssd_reset_recovers(
         hottier_module, kind):
     """fio verify on the target while the SSD fails: no I/O error and no

@@ -33,7 +33,9 @@ def check_files(root, sums):
             assert hashlib.sha256(f.read()).hexdigest() == digest, name
 
 
-@pytest.mark.parametrize("fstype", ["ext4", "xfs"])
+@pytest.mark.parametrize("fstype", [
+    pytest.param("ext4", marks=pytest.mark.kernel),
+    pytest.param("xfs", marks=pytest.mark.soak)])
 def test_filesystem_files_survive_remount_and_fsck_is_clean(hottier, fstype):
     subprocess.run(MKFS[fstype] + [hottier.path], check=True,
                    capture_output=True)

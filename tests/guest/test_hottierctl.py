@@ -15,6 +15,8 @@ import pytest
 import devices
 from conftest import info, unique
 
+pytestmark = pytest.mark.cli
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 HOTTIERCTL = os.path.join(REPO, "userspace", "hottierctl")
@@ -370,7 +372,8 @@ def make_file(path, mib):
 MKFS = {"ext4": ["mkfs.ext4", "-q", "-F"], "xfs": ["mkfs.xfs", "-q", "-f"]}
 
 
-@pytest.mark.parametrize("fstype", ["ext4", "xfs"])
+@pytest.mark.parametrize("fstype", [
+    "ext4", pytest.param("xfs", marks=pytest.mark.soak)])
 def test_pin_a_file_its_extents_become_resident_and_survive_a_reload(
         pair, fstype):
     h, s = pair

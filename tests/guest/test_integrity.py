@@ -164,7 +164,8 @@ def copies_done(dev):
                 "no copy in flight")
 
 
-@pytest.mark.parametrize("policy", ["through", "around"])
+@pytest.mark.parametrize("policy", [
+    pytest.param("through", marks=pytest.mark.race), "around"])
 def test_reads_see_the_last_completed_write_while_extents_migrate(
         hottier_module, policy):
     ph = Phases(f"integrity {policy}")

@@ -4,10 +4,14 @@ import os
 import subprocess
 import time
 
+import pytest
+
 import devices
 from conftest import KernelLog, copies_stopped, hottier_table, info, scrub, \
     unique, wait_copies_done
 from tracing import Blktrace
+
+pytestmark = pytest.mark.kernel
 
 EXTENT = 2048       # sectors: the hottier fixture's extent
 
@@ -69,6 +73,7 @@ def test_writes_land_on_the_hdd_only(hottier):
         assert f.read(len(data)) == data
 
 
+@pytest.mark.debug_soak
 def test_bios_are_split_at_extent_boundaries(pair):
     h, s = pair
     extent = 64     # 32 KiB extents: a 256 KiB read spans 8 of them
@@ -87,6 +92,7 @@ def test_bios_are_split_at_extent_boundaries(pair):
         assert info(d)["reads"] >= 2
 
 
+@pytest.mark.debug_soak
 def test_flush_reaches_both_members(cached_pair):
     h, s = cached_pair
     with devices.DmDevice(unique("ht"), hottier_table(h.path, s.path)) as d:
@@ -109,6 +115,7 @@ def check_flush_reaches_both_members(hottier):
     assert info(hottier)["flushes"] >= 1
 
 
+@pytest.mark.debug_soak
 def test_fsync_with_no_member_write_cache_keeps_replicas_exact(hottier):
     """Members without a volatile cache: the block layer strips each empty
     flush's REQ_PREFLUSH and ends it before the member sees it, so the
@@ -149,6 +156,7 @@ def test_fsync_with_no_member_write_cache_keeps_replicas_exact(hottier):
     assert c["scrub_mismatches"] == 0, c
 
 
+@pytest.mark.debug_soak
 def test_ssd_flush_error_never_reaches_the_caller(hottier_module):
     with devices.fast(unique("hdd"), 256, cache_mb=4) as h, \
          devices.fast(unique("ssd"), 64, cache_mb=4) as s, \
@@ -164,6 +172,7 @@ def test_ssd_flush_error_never_reaches_the_caller(hottier_module):
             assert c["flushes"] >= 1
 
 
+@pytest.mark.debug_soak
 def test_hdd_flush_error_reaches_the_caller(hottier_module):
     with devices.fast(unique("hdd"), 256, cache_mb=4) as h, \
          devices.fast(unique("ssd"), 64, cache_mb=4) as s, \
@@ -182,6 +191,7 @@ def test_hdd_flush_error_reaches_the_caller(hottier_module):
                 os.close(fd)
 
 
+@pytest.mark.debug_soak
 def test_discard_spanning_many_extents_reaches_the_hdd(hottier):
     dd("if=/dev/urandom", f"of={hottier.path}", "bs=1M", "count=8",
        "oflag=direct")
@@ -265,6 +275,7 @@ def test_unknown_message_is_refused_with_a_log_line(hottier):
     assert r.returncode != 0
     assert "Invalid argument" in r.stderr
     assert "unsupported message 'frobnicate'" in log.new()
+
 
 def writes_in_flight(trace):
     """The most writes issued to the device and not yet completed."""

@@ -26,9 +26,13 @@ import subprocess
 import tempfile
 import time
 
+import pytest
+
 import devices
 from conftest import hottier_table, unique
 from test_stacks import LVM_CONF, lvm_warnings
+
+pytestmark = pytest.mark.system
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))

@@ -9,7 +9,11 @@ serialised queue), not a few percent: TCG timings are noisy.
 import json
 import os
 
+import pytest
+
 import overhead
+
+pytestmark = pytest.mark.measure
 
 FLOORS = {"randread_4k": 0.5, "seqread_1m": 0.5, "randwrite_4k": 0.3}
 

@@ -162,6 +162,7 @@ def test_a_clean_remove_comes_back_warm_with_pins_and_data(hottier_module):
             assert d.table() == table_line
 
 
+@pytest.mark.race
 def test_a_crash_keeps_the_recorded_replicas_and_the_pins(hottier_module):
     with wrapped(3) as (h, s, w):
         line = table(h.path, w.path)
@@ -493,6 +494,8 @@ def test_a_line_without_hdd_id_invalidates_the_map(hottier_module):
             assert c["slots_used"] == 0 and c["pinned"] == 0, c
 
 
+@pytest.mark.debug_soak
+@pytest.mark.kernel
 def test_a_reload_keeps_replicas_or_with_a_new_extent_size_the_pins(
         hottier_module):
     with devices.fast(unique("hdd"), 64) as h, \
@@ -586,6 +589,7 @@ def zipf_window(d, seconds):
     return c["read_hits"] / (c["read_hits"] + c["read_misses"])
 
 
+@pytest.mark.measure
 def test_a_warm_restart_keeps_the_hit_ratio_slots_and_pins(hottier_module):
     """Zipf reads until the SSD is warm, the hit ratio over a window, a
     clean remove and the same line again: the same window after is at
@@ -673,6 +677,7 @@ def timed(*cmd):
     return time.monotonic() - t
 
 
+@pytest.mark.measure
 def test_activation_reads_the_map_within_twice_a_sequential_read(
         hottier_module):
     """The takeover's time (dmsetup resume of a new table: superblock,
@@ -743,6 +748,7 @@ def percentile(lat, pct):
     return sorted(lat)[min(len(lat) - 1, len(lat) * pct // 100)]
 
 
+@pytest.mark.measure
 def test_persistence_costs_against_persistence_off(hottier_module):
     """The same device with hdd_id (records kept while running) and
     without (persistence off), side by side on like members, every
@@ -814,6 +820,8 @@ def write_behind(path, sector, seed):
         os.close(fd)
 
 
+@pytest.mark.debug_soak
+@pytest.mark.kernel
 def test_map_verify_drops_every_replica_if_the_hdd_changed_while_down(
         hottier_module):
     """map_verify compares restored replicas with the HDD at activation:
@@ -886,6 +894,7 @@ def write_fails(path, offset_mb):
     return r.returncode != 0
 
 
+@pytest.mark.debug_soak
 def test_a_degraded_device_invalidates_its_map_before_writing_the_hdd(
         hottier_module):
     """The witness of degraded mode: writes then skip the SSD, so before
@@ -912,6 +921,7 @@ def test_a_degraded_device_invalidates_its_map_before_writing_the_hdd(
             assert digest(d.path, 4) == expect
 
 
+@pytest.mark.debug_soak
 def test_while_the_ssd_takes_no_write_recorded_extents_refuse_writes(
         hottier_module):
     """Degraded with an SSD that cannot take the witness: a write that
@@ -940,6 +950,18 @@ def test_while_the_ssd_takes_no_write_recorded_extents_refuse_writes(
             assert digest(d.path, 16) == expect
 
 
+def stuck_demote(d, w, s):
+    """32 recorded replicas; then the SSD fails every write, and a demote
+    of the first MiB fails: neither its records' invalidation nor the
+    witness can be written."""
+    d.message("promote", "0", str(2 * 2048))
+    settled(d, 32)
+    recorded(d)
+    crash(w, s)
+    with pytest.raises(subprocess.CalledProcessError):
+        d.message("demote", "0", "2048")
+
+
 def test_a_drop_whose_invalidation_fails_keeps_its_extents_off_the_hdd(
         hottier_module):
     """A demote while the SSD takes no write: neither its records'
@@ -951,12 +973,7 @@ def test_a_drop_whose_invalidation_fails_keeps_its_extents_off_the_hdd(
     with degradable(16) as (h, s, w, line):
         with devices.DmDevice(unique("ht"), line) as d:
             name = d.name
-            d.message("promote", "0", str(2 * 2048))
-            settled(d, 32)
-            recorded(d)
-            crash(w, s)
-            with pytest.raises(subprocess.CalledProcessError):
-                d.message("demote", "0", "2048")
+            stuck_demote(d, w, s)
             c = info(d)
             assert (c["mode"], c["map"]) == ("degraded", "failed"), c
             assert write_fails(d.path, 0)       # a dropped replica
@@ -976,12 +993,7 @@ def test_poisoned_slots_go_back_once_the_witness_lands(hottier_module):
     with degradable(17) as (h, s, w, line):
         with devices.DmDevice(unique("ht"), line) as d:
             name = d.name
-            d.message("promote", "0", str(2 * 2048))
-            settled(d, 32)
-            recorded(d)
-            crash(w, s)
-            with pytest.raises(subprocess.CalledProcessError):
-                d.message("demote", "0", "2048")
+            stuck_demote(d, w, s)
             assert write_fails(d.path, 0)
             heal(w, s)
             d.message("ssd_reset")
@@ -1045,6 +1057,7 @@ def corrupt(path, offset, data):
         f.write(data)
 
 
+@pytest.mark.kernel
 def test_damaged_superblocks_and_records_lose_only_warmth(hottier_module):
     """A zeroed superblock is formatted; one whose checksum fails, or
     records that fail theirs, are an empty map of this HDD: the device

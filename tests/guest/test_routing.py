@@ -11,6 +11,8 @@ import json
 import os
 import time
 
+import pytest
+
 import devices
 import hotio
 from conftest import hottier_table, info, unique
@@ -138,6 +140,7 @@ def test_replica_reads_follow_ssd_latency_across_delay_reloads(
         assert sl["ssd_us"] > 10 * f["ssd_us"], phases
 
 
+@pytest.mark.measure
 def test_latency_routing_beats_ssd_routing_when_the_ssd_is_saturated(
         hottier_module):
     """The seed's case: an SSD four times faster than the HDD when idle
@@ -276,6 +279,7 @@ def tight_budget_us(base):
     return max(TIGHT_US, base["p99_us"])
 
 
+@pytest.mark.measure
 def test_migration_qos_keeps_foreground_p99_within_budget_during_a_burst(
         hottier_module):
     """Invariant 5. On the QoS HDD (above), 4 KiB random reads at depth 1
@@ -349,6 +353,7 @@ def test_migration_qos_keeps_foreground_p99_within_budget_during_a_burst(
     assert off["copies"] > tight["copies"], res
 
 
+@pytest.mark.measure
 def test_migration_qos_counts_a_write_only_foreground(hottier_module):
     """Issue 14 (Mahanaxar's capture writer): foreground writes count
     against migration_budget_us as reads do, so a write-only period is not

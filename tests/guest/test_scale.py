@@ -140,6 +140,7 @@ def promotion_rate(h, ssd_mb, seconds):
         return slots, i["promotions"] / seconds, i["demotions"]
 
 
+@pytest.mark.measure
 def test_promotion_rate_with_a_full_ssd_does_not_fall_with_its_size(
         hottier_module):
     """Every promotion with a full SSD evicts: the victim choice costs the
@@ -163,8 +164,9 @@ def test_promotion_rate_with_a_full_ssd_does_not_fall_with_its_size(
     assert res["ratio_128k_over_16k"] >= 0.5, res
 
 
-@pytest.mark.parametrize("hdd_mb", [64, 4 * GIB],
-                         ids=["index-per-extent", "index-per-group"])
+@pytest.mark.parametrize("hdd_mb", [
+    pytest.param(64, id="index-per-extent", marks=pytest.mark.debug_soak),
+    pytest.param(4 * GIB, id="index-per-group")])
 def test_long_discard_drops_replicas_in_a_worker_before_the_hdd(
         hottier_module, hdd_mb):
     """A discard of 256 extents (past the 64 done in map) waits for a

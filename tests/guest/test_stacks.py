@@ -32,6 +32,8 @@ import hotio
 from conftest import hottier_table, info, scrub, unique
 from directio import Direct, poll
 
+pytestmark = pytest.mark.system
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 HOTTIERCTL = os.path.join(REPO, "userspace", "hottierctl")

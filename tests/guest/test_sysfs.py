@@ -14,6 +14,8 @@ import devices
 import hotio
 from conftest import INFO_FIELDS, KernelLog, hottier_table, info, unique
 
+pytestmark = pytest.mark.kernel
+
 KEYS = ["discard", "write_policy", "promote_threshold",
         "sequential_cutoff_kb", "heat_halflife_ms", "max_migrations",
         "migration_mbps", "max_tracked", "routing", "migration_budget_us",
@@ -129,6 +131,7 @@ def test_blanks_around_a_value_are_trimmed_as_the_message_path_does(hottier):
     assert read(hottier, "max_migrations") == "3\n"
 
 
+@pytest.mark.debug
 def test_directory_follows_the_live_table_across_suspend_and_reload(pair):
     h, s = pair
     line = hottier_table(h.path, s.path)

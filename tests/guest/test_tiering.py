@@ -237,6 +237,7 @@ def test_sequential_scan_does_not_evict_the_hot_set(hottier_module):
 
 # 3. Reconfiguration with copies in flight
 
+@pytest.mark.race
 def test_suspend_reload_and_remove_with_copies_in_flight_keep_data(
         hottier_module):
     extent = 2048
@@ -547,6 +548,7 @@ def test_pins_survive_reloads_whatever_the_extent_size(hottier_module):
             assert info(d)["pinned"] == 0
 
 
+@pytest.mark.kernel
 def test_messages_pin_unpin_promote_demote_invalidate_and_refusals(
         hottier_module):
     extent = 2048

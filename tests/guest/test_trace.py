@@ -12,8 +12,12 @@ import tempfile
 import threading
 import time
 
+import pytest
+
 import devices
 from conftest import hottier_table, info, unique
+
+pytestmark = pytest.mark.cli
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
