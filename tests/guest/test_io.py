@@ -8,7 +8,7 @@ import pytest
 
 import devices
 from conftest import KernelLog, copies_stopped, hottier_table, info, scrub, \
-    unique, wait_copies_done
+    unique
 from tracing import Blktrace
 
 pytestmark = pytest.mark.kernel
@@ -275,50 +275,3 @@ def test_unknown_message_is_refused_with_a_log_line(hottier):
     assert r.returncode != 0
     assert "Invalid argument" in r.stderr
     assert "unsupported message 'frobnicate'" in log.new()
-
-
-def writes_in_flight(trace):
-    """The most writes issued to the device and not yet completed."""
-    most = now = 0
-    for action, rwbs, _, _ in trace.events():
-        if "W" not in rwbs:
-            continue
-        if action == "D":
-            now += 1
-            most = max(most, now)
-        elif action == "C":
-            now = max(now - 1, 0)
-    return most
-
-
-def fio_write(path, *args):
-    subprocess.run(["fio", "--name=w", f"--filename={path}", "--direct=1",
-                    "--ioengine=libaio", "--iodepth=16", "--bs=4k",
-                    "--number_ios=160", "--randseed=37",
-                    "--output-format=terse", *args],
-                   check=True, capture_output=True)
-
-
-def test_writes_to_one_replica_wait_only_for_writes_they_overlap(
-        hottier_module):
-    """Write-throughs to one replicated extent on an HDD that takes many
-    at once (5 ms each): those that do not overlap are in flight together
-    on the HDD (blktrace), those that do overlap one at a time, so both
-    members apply them in one order; the replica still equals the HDD."""
-    with devices.NullBlk(unique("hdd"), 64, completion_nsec=5_000_000,
-                         hw_queue_depth=32) as h, \
-            devices.fast(unique("ssd"), 16) as s:
-        line = hottier_table(h.path, s.path, EXTENT,
-                             opts=("promote_threshold", "1000000"))
-        with devices.DmDevice(unique("ht"), line) as d:
-            d.message("pin", "0", str(EXTENT))
-            assert wait_copies_done(d)["slots_used"] == 1
-            with Blktrace(h.path) as apart:
-                fio_write(d.path, "--rw=randwrite", "--size=1m")
-            with Blktrace(h.path) as same:
-                fio_write(d.path, "--rw=randwrite", "--size=4k")
-            assert writes_in_flight(apart) >= 8, writes_in_flight(apart)
-            assert writes_in_flight(same) == 1, writes_in_flight(same)
-            c = scrub(d)
-            assert (c["slots_used"], c["scrub_checked"],
-                    c["scrub_mismatches"]) == (1, 1, 0), c
