@@ -962,6 +962,7 @@ def stuck_demote(d, w, s):
         d.message("demote", "0", "2048")
 
 
+@pytest.mark.crash
 def test_a_drop_whose_invalidation_fails_keeps_its_extents_off_the_hdd(
         hottier_module):
     """A demote while the SSD takes no write: neither its records'
@@ -986,6 +987,7 @@ def test_a_drop_whose_invalidation_fails_keeps_its_extents_off_the_hdd(
             assert scrub(d)["scrub_mismatches"] == 0
 
 
+@pytest.mark.crash
 def test_poisoned_slots_go_back_once_the_witness_lands(hottier_module):
     """The SSD healthy again, ssd_reset lands the witness: the slots a
     failed invalidation kept go back, writes to their extents go through,
@@ -1014,6 +1016,7 @@ def meta_sectors(ssd):
     return struct.unpack_from("<Q", superblock(ssd), 40)[0]
 
 
+@pytest.mark.crash
 def test_a_failed_commit_never_makes_its_records_valid_later(hottier_module):
     """Record writes fail (the superblock and the replicas' area work): the
     commit's records are killed, not left marked, so a later invalidation
