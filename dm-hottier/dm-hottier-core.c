@@ -3,10 +3,12 @@
  * dm-hottier: the replica core, between the pure core (policy, map, heat,
  * route, args, meta) and its clients (persist, migrate, scrub), which the
  * data path and the administrator's side sit on. It holds the slots'
- * references, removes replicas (the drops of a message, a write-around, a
- * discard or an error) and does the in-memory bookkeeping the on-SSD map
- * needs of them (a record marked for invalidation, a replica to record),
- * degrades the device on SSD errors, and reads the statistics. It calls
+ * references, carries out the policy's work items (an eviction, a copy's
+ * start and end), removes replicas (the drops of a message, a
+ * write-around, a discard or an error) and does the in-memory
+ * bookkeeping the on-SSD map needs of them (a record marked for
+ * invalidation, a replica to record), degrades the device on SSD
+ * errors, and reads the statistics. It calls
  * nothing above it: the records' I/O is persist's, run from the work
  * items it queues.
  */
@@ -69,7 +71,8 @@ static void mark_inval(struct hottier *ht, u32 slot)
  * that began after it was queued, which writes every record marked
  * before: this one, marked under @lock before the count it saw. True if
  * it is recorded: then hottier_rec_drop() (or, for an eviction,
- * hottier_persist_evicted()) follows.
+ * hottier_persist_evicted()) follows. __hottier_replica_remove() is
+ * both steps.
  */
 bool __hottier_rec_dropping(struct hottier *ht, struct hottier_mlock *lock,
 			    u32 slot)
@@ -79,13 +82,6 @@ bool __hottier_rec_dropping(struct hottier *ht, struct hottier_mlock *lock,
 	mark_inval(ht, slot);
 	__hottier_map_dropping(&ht->map, lock);
 	return true;
-}
-
-/* The policy's, for an eviction (struct hottier_policy.dropping). */
-bool hottier_rec_dropping_hook(void *ctx, struct hottier_mlock *lock,
-			       u32 slot)
-{
-	return __hottier_rec_dropping(ctx, lock, slot);
 }
 
 /*
@@ -145,6 +141,88 @@ void hottier_rec_installed(struct hottier *ht, u32 slot, u64 extent)
 /* Replicas */
 
 /*
+ * Under @lock, @slot's: take the replica in @slot out of the index (its
+ * reference is now the caller's) and, if it is recorded, mark its record
+ * for invalidation (true). *@pinned: it was pinned. Then
+ * hottier_replica_dropped(), with the lock released.
+ */
+bool __hottier_replica_remove(struct hottier *ht, struct hottier_mlock *lock,
+			      u32 slot, bool *pinned)
+{
+	struct hottier_mslot *s = hottier_mslot(&ht->map, slot);
+
+	*pinned = hottier_mslot_flags(s) & HOTTIER_SF_PINNED;
+	__hottier_map_remove(&ht->map, slot);
+	return __hottier_rec_dropping(ht, lock, slot);
+}
+
+/*
+ * Carry out the eviction a work item asks for (@w->evict), if its victim
+ * is still resident and unpinned in its slot, and tell the policy. The
+ * slot is then @w's; @w->dropping: the victim was recorded, and its
+ * record is invalidated before the copy starts (hottier_persist_evicted()).
+ * False: the work item is void.
+ */
+bool hottier_replica_evict(struct hottier *ht, struct hottier_work *w)
+{
+	struct hottier_mlock *lock;
+	unsigned long flags;
+	bool ok, pinned;
+
+	lock = hottier_map_lock(&ht->map, w->victim, &flags);
+	ok = __hottier_map_evictable(&ht->map, w->slot, w->victim);
+	if (ok)
+		w->dropping = __hottier_replica_remove(ht, lock, w->slot,
+						       &pinned);
+	hottier_map_unlock(lock, flags);
+	hottier_policy_evicted(&ht->policy, w, ok);
+	if (ok)
+		stat_add(ht, HOTTIER_STAT_DEMOTIONS, 1);
+	return ok;
+}
+
+/*
+ * The copy of @w starts: its extent goes into the index, COPYING (reads
+ * go to the HDD until it is installed), then the policy lets it go.
+ */
+void hottier_replica_start(struct hottier *ht, struct hottier_work *w)
+{
+	struct hottier_mlock *lock;
+	unsigned long flags;
+
+	lock = hottier_map_lock(&ht->map, w->extent, &flags);
+	__hottier_map_insert(&ht->map, w->slot, w->extent);
+	hottier_map_unlock(lock, flags);
+	hottier_policy_start(&ht->policy, w);
+}
+
+/*
+ * The copy of @w ended: @ok, its replica is installed with the heat and
+ * the pin the policy gives it; else it leaves the index, and its slot
+ * goes back once its I/O drained.
+ */
+void hottier_replica_done(struct hottier *ht, struct hottier_work *w,
+			  bool ok)
+{
+	struct hottier_mlock *lock;
+	unsigned long flags;
+
+	hottier_policy_done(&ht->policy, w, ok);
+	lock = hottier_map_lock(&ht->map, w->extent, &flags);
+	if (ok) {
+		if (w->pinned)
+			__hottier_map_set_pinned(&ht->map, w->slot, true);
+		__hottier_map_install(&ht->map, w->slot, w->heat,
+				      hottier_policy_epoch(&ht->policy));
+	} else {
+		__hottier_map_remove(&ht->map, w->slot);
+	}
+	hottier_map_unlock(lock, flags);
+	if (!ok)
+		hottier_map_put(&ht->map, w->slot);
+}
+
+/*
  * Drop the replica of @extent if it is resident, in @slot (HOTTIER_NIL:
  * whichever slot holds it), and (unless @pinned_too) unpinned; its slot
  * frees once its I/O completed. One lookup under the extent's lock.
@@ -168,10 +246,9 @@ static int drop_slot(struct hottier *ht, u32 slot, u64 extent,
 		pinned = hottier_mslot_flags(s) & HOTTIER_SF_PINNED;
 		dropped = hottier_mslot_state(s) == HOTTIER_S_RESIDENT &&
 			  (pinned_too || !pinned);
-		if (dropped) {
-			__hottier_map_remove(&ht->map, found);
-			recorded = __hottier_rec_dropping(ht, lock, found);
-		}
+		if (dropped)
+			recorded = __hottier_replica_remove(ht, lock, found,
+							    &pinned);
 	}
 	waits = lock->dropping;
 	hottier_map_unlock(lock, flags);
@@ -181,8 +258,7 @@ static int drop_slot(struct hottier *ht, u32 slot, u64 extent,
 }
 
 /*
- * After __hottier_map_remove() of a replica and, under the same lock,
- * __hottier_rec_dropping() (@recorded): count it, put its reference
+ * After __hottier_replica_remove() (@recorded): count it, put its reference
  * (after its record's invalidation, if it is recorded: then true), and
  * have a pinned one copied again.
  */

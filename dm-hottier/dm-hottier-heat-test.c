@@ -799,7 +799,7 @@ static void forget_decrements_tracked(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tracked(h), 0ULL);
 }
 
-/* A shift empties the table: every set, every way, queued or not. */
+/* A turnover empties the table: every set, every way, queued or not. */
 static void forget_all_empties_every_set(struct kunit *test)
 {
 	struct hottier_heat *h = new_table(test, 64);
@@ -955,7 +955,7 @@ static void seq_random_reads_never_flagged(struct kunit *test)
 }
 
 /*
- * The shift detector's reads: a read is fresh unless it continues a
+ * The turnover detector's reads: a read is fresh unless it continues a
  * stream, whatever the stream's length or the cutoff; with detection off
  * every read is fresh.
  */

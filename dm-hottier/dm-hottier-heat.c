@@ -277,7 +277,7 @@ void __hottier_heat_forget(struct hottier_heat *h, struct hottier_heat_entry *e)
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_heat_forget);
 
 /*
- * Every entry goes, set by set (a working-set shift: the heat of the old
+ * Every entry goes, set by set (a working-set turnover: the heat of the old
  * set would keep the new one's out of the table). A queued candidate's
  * entry goes too: the candidate queue skips what it cannot find. May
  * sleep.
@@ -374,7 +374,7 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_seq_note);
  * first sector, reads being split at extent boundaries). A file streamed
  * often thus heats with its popularity, and a backup's single pass adds
  * one read's worth to each extent, whatever its length. *@fresh (if not
- * NULL), as for seq_note(): the read continues no stream (the shift
+ * NULL), as for seq_note(): the read continues no stream (the turnover
  * detector counts only those).
  */
 bool hottier_seq_read(struct hottier_seq *s, u64 sector, u32 nr_sectors,

@@ -131,7 +131,7 @@ static void remap_ssd(struct hottier *ht, struct bio *bio, sector_t offset,
  * the replica's slot; any other read goes to the HDD and is offered to the
  * policy as a miss. A sequential stream past the cutoff heats each extent
  * once per pass (hottier_seq_read()). A read that continues no stream is
- * counted for the shift detector, with its hit.
+ * counted for the turnover detector, with its hit.
  */
 static int map_read(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 {
@@ -269,9 +269,7 @@ static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 		return DM_MAPIO_SUBMITTED;
 	}
 	if (READ_ONCE(ht->args.write_policy) == HOTTIER_WRITE_AROUND) {
-		pinned = hottier_mslot_flags(s) & HOTTIER_SF_PINNED;
-		__hottier_map_remove(m, slot);
-		recorded = __hottier_rec_dropping(ht, lock, slot);
+		recorded = __hottier_replica_remove(ht, lock, slot, &pinned);
 		hottier_map_unlock(lock, flags);
 		remap_hdd(ht, bio, offset);
 		if (!hottier_replica_dropped(ht, slot, pinned, recorded))
@@ -470,12 +468,11 @@ static void end_write_through(struct hottier *ht, struct hottier_io *io,
 	/* io->first: the extent written, whatever the slot holds by now. */
 	lock = hottier_map_lock(&ht->map, io->first, &flags);
 	__hottier_mslot_set_flags(s, 0, HOTTIER_SF_WRITING);
-	pinned = hottier_mslot_flags(s) & HOTTIER_SF_PINNED;
 	if ((error || io->ssd_status) &&
 	    hottier_mslot_state(s) == HOTTIER_S_RESIDENT &&
 	    __hottier_map_find(&ht->map, io->first) == io->slot) {
-		__hottier_map_remove(&ht->map, io->slot);
-		recorded = __hottier_rec_dropping(ht, lock, io->slot);
+		recorded = __hottier_replica_remove(ht, lock, io->slot,
+						    &pinned);
 		dropped = true;
 	}
 	/* Under the extent's lock: no new waiter joins meanwhile. */

@@ -129,6 +129,56 @@ static void reads(struct rig *r, u64 extent, unsigned int n)
 		rig_read(r, extent, false);
 }
 
+/*
+ * The replica core's part of a work item, as dm-hottier-core.c does it
+ * (hottier_replica_evict(), _start() and _done()): the eviction it asks
+ * for, if its victim still may go; the copy's start and end.
+ */
+static bool rig_evict(struct rig *r, struct hottier_work *w)
+{
+	struct hottier_mlock *lock;
+	unsigned long flags;
+	bool ok;
+
+	lock = hottier_map_lock(&r->map, w->victim, &flags);
+	ok = __hottier_map_evictable(&r->map, w->slot, w->victim);
+	if (ok)
+		__hottier_map_remove(&r->map, w->slot);
+	hottier_map_unlock(lock, flags);
+	hottier_policy_evicted(&r->p, w, ok);
+	return ok;
+}
+
+static void rig_start(struct rig *r, struct hottier_work *w)
+{
+	struct hottier_mlock *lock;
+	unsigned long flags;
+
+	lock = hottier_map_lock(&r->map, w->extent, &flags);
+	__hottier_map_insert(&r->map, w->slot, w->extent);
+	hottier_map_unlock(lock, flags);
+	hottier_policy_start(&r->p, w);
+}
+
+static void rig_done(struct rig *r, struct hottier_work *w, bool ok)
+{
+	struct hottier_mlock *lock;
+	unsigned long flags;
+
+	hottier_policy_done(&r->p, w, ok);
+	lock = hottier_map_lock(&r->map, w->extent, &flags);
+	if (ok) {
+		if (w->pinned)
+			__hottier_map_set_pinned(&r->map, w->slot, true);
+		__hottier_map_install(&r->map, w->slot, w->heat, epoch(r));
+	} else {
+		__hottier_map_remove(&r->map, w->slot);
+	}
+	hottier_map_unlock(lock, flags);
+	if (!ok)
+		hottier_map_put(&r->map, w->slot);
+}
+
 /* The worker: every work item the policy hands out, copied at once. */
 static void rig_work(struct rig *r)
 {
@@ -141,10 +191,12 @@ static void rig_work(struct rig *r)
 			continue;
 		if (e)
 			return;
-		r->evictions += w.evicted;
+		if (w.evict && !rig_evict(r, &w))
+			continue;
+		r->evictions += w.evict;
 		r->max_visits = max(r->max_visits, w.visits);
-		hottier_policy_start(&r->p, &w);
-		hottier_policy_done(&r->p, &w, true);
+		rig_start(r, &w);
+		rig_done(r, &w, true);
 		r->promotions++;
 	}
 }
@@ -600,14 +652,14 @@ static void map_rate_rule_cuts_a_replica_whose_reads_stopped(struct kunit *test)
 }
 
 /*
- * A working-set shift: the heat table forgets every entry and a new epoch
+ * A working-set turnover: the heat table forgets every entry and a new epoch
  * starts. Nothing is cut before its first second; then a replica unread
  * since it began is cut once its heat says it missed 2 reads (at a
  * half-life of 60 s: 173 reads after 1 s, 57.8 after 3 s, 34.7 after 5 s)
  * and goes to the lowest level, first for the victim search. A replica
  * read since is never cut, nor counted pinned. The next tick ends it.
  */
-static void map_shift_cuts_replicas_unread_since_it_began(struct kunit *test)
+static void map_turnover_cuts_replicas_unread_since_it_began(struct kunit *test)
 {
 	struct rig *r = new_rig(test, 8, 64);
 	u32 hot, warm, cool, pinned, heat;
@@ -621,22 +673,22 @@ static void map_shift_cuts_replicas_unread_since_it_began(struct kunit *test)
 	reads(r, 100, 3);
 	KUNIT_ASSERT_EQ(test, (u32)atomic_read(&r->p.heat.tracked), 1U);
 
-	hottier_policy_shift(&r->p);
+	hottier_policy_turnover(&r->p);
 	KUNIT_EXPECT_EQ(test, epoch(r), (u16)(before + 1));
 	KUNIT_EXPECT_EQ(test, (u32)atomic_read(&r->p.heat.tracked), 0U);
 	KUNIT_EXPECT_FALSE(test, hottier_map_cut(&r->map, hot, epoch(r)));
 	rig_read(r, 3, false);			/* cool is read since */
 
-	KUNIT_EXPECT_TRUE(test, hottier_policy_shift_second(&r->p, 1000,
-							    60000));
+	KUNIT_EXPECT_TRUE(test, hottier_policy_turnover_second(&r->p, 1000,
+							       60000));
 	KUNIT_EXPECT_FALSE(test, hottier_map_cut(&r->map, hot, epoch(r)));
 	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 0U);
 	/* The coldest level holds cool, worth its reads. */
 	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
 						 &extent, NULL), cool);
 
-	KUNIT_EXPECT_TRUE(test, hottier_policy_shift_second(&r->p, 3000,
-							    60000));
+	KUNIT_EXPECT_TRUE(test, hottier_policy_turnover_second(&r->p, 3000,
+							       60000));
 	KUNIT_EXPECT_TRUE(test, hottier_map_cut(&r->map, hot, epoch(r)));
 	KUNIT_EXPECT_EQ(test, hottier_map_worth(&r->map, hot, epoch(r)), 0U);
 	KUNIT_EXPECT_FALSE(test, hottier_map_cut(&r->map, warm, epoch(r)));
@@ -649,13 +701,13 @@ static void map_shift_cuts_replicas_unread_since_it_began(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, extent, 1ULL);
 	KUNIT_EXPECT_EQ(test, heat, 0U);
 
-	KUNIT_EXPECT_TRUE(test, hottier_policy_shift_second(&r->p, 5000,
-							    60000));
+	KUNIT_EXPECT_TRUE(test, hottier_policy_turnover_second(&r->p, 5000,
+							       60000));
 	KUNIT_EXPECT_TRUE(test, hottier_map_cut(&r->map, warm, epoch(r)));
 	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 2U);
 	/* Read since, or pinned: never. */
-	KUNIT_EXPECT_TRUE(test, hottier_policy_shift_second(&r->p, 14000,
-							    60000));
+	KUNIT_EXPECT_TRUE(test, hottier_policy_turnover_second(&r->p, 14000,
+							       60000));
 	KUNIT_EXPECT_FALSE(test, hottier_map_cut(&r->map, cool, epoch(r)));
 	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 2U);
 	KUNIT_EXPECT_NE(test, hottier_map_victim(&r->map, epoch(r), &heat,
@@ -665,13 +717,13 @@ static void map_shift_cuts_replicas_unread_since_it_began(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, hottier_map_cut(&r->map, warm, epoch(r)));
 
 	/*
-	 * The next tick ends the shift: the rate rule alone again, which
+	 * The next tick ends the turnover: the rate rule alone again, which
 	 * cuts hot too now (64 reads of heat, 11 missed in a whole epoch).
 	 */
 	hottier_policy_tick(&r->p);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(r->map.shift_heat), 0U);
-	KUNIT_EXPECT_FALSE(test, hottier_policy_shift_second(&r->p, 16000,
-							     60000));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(r->map.turnover_heat), 0U);
+	KUNIT_EXPECT_FALSE(test, hottier_policy_turnover_second(&r->p, 16000,
+								60000));
 	for (heat = 0; heat < 4; heat++) {
 		struct hottier_mslot *s = hottier_mslot(&r->map, heat);
 
@@ -687,13 +739,13 @@ static void map_shift_cuts_replicas_unread_since_it_began(struct kunit *test)
 }
 
 /*
- * In a shift, a replica's first read since it began starts its heat at
+ * In a turnover, a replica's first read since it began starts its heat at
  * that read, as the heat table's entries started: it goes down to the
  * level of one read, below a cooler replica unread since. Its next reads
- * add up as ever, and once the next tick ends the shift a read adds to
+ * add up as ever, and once the next tick ends the turnover a read adds to
  * the heat it had.
  */
-static void map_shift_restarts_heat_at_a_replicas_first_read(struct kunit *test)
+static void map_turnover_restarts_heat_at_a_replicas_first_read(struct kunit *test)
 {
 	struct rig *r = new_rig(test, 8, 64);
 	u32 hot, cool, heat;
@@ -704,14 +756,14 @@ static void map_shift_restarts_heat_at_a_replicas_first_read(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
 						 &extent, NULL), cool);
 
-	hottier_policy_shift(&r->p);
+	hottier_policy_turnover(&r->p);
 	rig_read(r, 1, false);
 	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map, hot),
 						 epoch(r)), HOTTIER_HEAT_ONE);
 	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
 						 &extent, NULL), hot);
 	KUNIT_EXPECT_EQ(test, heat, HOTTIER_HEAT_ONE);
-	/* cool, unread, keeps its heat (decayed by the shift's tick). */
+	/* cool, unread, keeps its heat (decayed by the turnover's tick). */
 	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map, cool),
 						 epoch(r)),
 			hottier_heat_decay(8 * HOTTIER_HEAT_ONE, 1));
@@ -720,9 +772,9 @@ static void map_shift_restarts_heat_at_a_replicas_first_read(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map, hot),
 						 epoch(r)), 3 * HOTTIER_HEAT_ONE);
 
-	/* The next tick ends the shift: a first read adds to the heat. */
+	/* The next tick ends the turnover: a first read adds to the heat. */
 	hottier_policy_tick(&r->p);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(r->map.shift_heat), 0U);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(r->map.turnover_heat), 0U);
 	heat = hottier_mslot_heat(hottier_mslot(&r->map, cool), epoch(r));
 	rig_read(r, 2, false);
 	heat = (heat + HOTTIER_HEAT_ONE) >> HOTTIER_SLOT_HEAT_SHIFT;
@@ -1269,102 +1321,64 @@ static void loop_evicted_extent_returns_early(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kfifo_len(&r->p.cand), 1U);
 }
 
-/*
- * The target's hook for an eviction, as __hottier_rec_dropping() does
- * it: a recorded victim is counted under its lock. Counts its calls.
- */
-static unsigned int hook_calls;
-
-static bool rig_dropping(void *ctx, struct hottier_mlock *lock, u32 slot)
-{
-	struct rig *r = ctx;
-
-	hook_calls++;
-	if (!(hottier_mslot_rec(hottier_mslot(&r->map, slot)) &
-	      HOTTIER_MR_REC))
-		return false;
-	__hottier_map_dropping(&r->map, lock);
-	return true;
-}
-
-/* Mark @extent's replica recorded, as a commit does. */
-static void rig_record(struct rig *r, u64 extent)
+/* Pin @extent's replica, as a pin message does. */
+static void rig_pin(struct rig *r, u64 extent)
 {
 	u32 slot = resident(r, extent);		/* takes the lock */
 	struct hottier_mlock *lock;
 	unsigned long flags;
 
 	lock = hottier_map_lock(&r->map, extent, &flags);
-	__hottier_mslot_set_rec(hottier_mslot(&r->map, slot), HOTTIER_MR_REC, 0);
+	__hottier_map_set_pinned(&r->map, slot, true);
 	hottier_map_unlock(lock, flags);
-}
-
-static u32 dropping_at(struct rig *r, u64 extent)
-{
-	struct hottier_mlock *lock;
-	unsigned long flags;
-	u32 n;
-
-	lock = hottier_map_lock(&r->map, extent, &flags);
-	n = lock->dropping;
-	hottier_map_unlock(lock, flags);
-	return n;
 }
 
 /*
- * An eviction takes a recorded victim out of the index and, under the
- * same lock, has the target count it (writes to its extents then wait for
- * its record's invalidation) until the target says it is written; an
- * unrecorded victim is not counted. The work item says which.
+ * The policy only decides: a work item that evicts leaves its victim
+ * resident in the map, for the replica core to take out. A victim that
+ * changed meanwhile (pinned here) is left where it is, the work item is
+ * void, and its candidate keeps its heat: one more read brings it back.
  */
-static void loop_recorded_victim_holds_its_lock_until_invalidated(struct kunit *test)
+static void loop_an_eviction_is_carried_out_by_the_caller(struct kunit *test)
 {
 	struct rig *r = new_rig(test, 2, 64);
-	struct hottier_mlock *lock;
 	struct hottier_work w;
-	unsigned long flags;
-	u64 victim;
+	u32 slot;
 
-	r->p.dropping = rig_dropping;
-	r->p.ctx = r;
-	hook_calls = 0;
 	reads(r, 0, 6);
 	reads(r, 1, 7);
 	rig_work(r);
 	KUNIT_ASSERT_EQ(test, r->promotions, 2ULL);
-	KUNIT_EXPECT_EQ(test, hook_calls, 0U);
-	rig_record(r, 0);
-	KUNIT_EXPECT_FALSE(test, hottier_map_any_dropping(&r->map));
 
-	/* Extent 0 (6 reads) gives way to 100 (10 reads): recorded. */
+	/* Extent 0 (6 reads) is to give way to 100 (10 reads). */
 	reads(r, 100, 10);
 	KUNIT_ASSERT_EQ(test, hottier_policy_next(&r->p, &w), 0);
-	KUNIT_EXPECT_TRUE(test, w.evicted);
+	KUNIT_ASSERT_TRUE(test, w.evict);
 	KUNIT_EXPECT_EQ(test, w.victim, 0ULL);
-	KUNIT_EXPECT_TRUE(test, w.dropping);
-	KUNIT_EXPECT_EQ(test, hook_calls, 1U);
-	KUNIT_EXPECT_EQ(test, resident(r, 0), HOTTIER_NIL);
-	KUNIT_EXPECT_EQ(test, dropping_at(r, 0), 1U);
-	KUNIT_EXPECT_TRUE(test, hottier_map_any_dropping(&r->map));
-	/* Its record is written: the lock has none left. */
-	lock = hottier_map_lock(&r->map, w.victim, &flags);
-	KUNIT_EXPECT_TRUE(test, __hottier_map_dropped(&r->map, lock));
-	hottier_map_unlock(lock, flags);
-	KUNIT_EXPECT_FALSE(test, hottier_map_any_dropping(&r->map));
-	hottier_policy_start(&r->p, &w);
-	hottier_policy_done(&r->p, &w, true);
+	slot = resident(r, 0);
+	KUNIT_EXPECT_EQ(test, slot, w.slot);
+	KUNIT_EXPECT_EQ(test, r->p.nr_pending, 1U);
 
-	/* Extent 1 (7 reads, not recorded) gives way to 200: not counted. */
-	reads(r, 200, 12);
+	/* Pinned before the core evicts it: it stays, the item is void. */
+	rig_pin(r, 0);
+	KUNIT_EXPECT_FALSE(test, rig_evict(r, &w));
+	KUNIT_EXPECT_EQ(test, resident(r, 0), slot);
+	KUNIT_EXPECT_EQ(test, r->p.nr_pending, 0U);
+	KUNIT_EXPECT_EQ(test, resident(r, 100), HOTTIER_NIL);
+
+	/* 100 kept its heat: read once, it takes extent 1's slot. */
+	reads(r, 100, 1);
 	KUNIT_ASSERT_EQ(test, hottier_policy_next(&r->p, &w), 0);
+	KUNIT_ASSERT_TRUE(test, w.evict);
+	KUNIT_EXPECT_EQ(test, w.extent, 100ULL);
 	KUNIT_EXPECT_EQ(test, w.victim, 1ULL);
-	KUNIT_EXPECT_FALSE(test, w.dropping);
-	KUNIT_EXPECT_EQ(test, hook_calls, 2U);
-	KUNIT_EXPECT_FALSE(test, hottier_map_any_dropping(&r->map));
-	hottier_policy_start(&r->p, &w);
-	hottier_policy_done(&r->p, &w, true);
-	victim = w.victim;
-	KUNIT_EXPECT_EQ(test, resident(r, victim), HOTTIER_NIL);
+	KUNIT_EXPECT_NE(test, resident(r, 1), HOTTIER_NIL);
+	KUNIT_ASSERT_TRUE(test, rig_evict(r, &w));
+	KUNIT_EXPECT_EQ(test, resident(r, 1), HOTTIER_NIL);
+	rig_start(r, &w);
+	rig_done(r, &w, true);
+	KUNIT_EXPECT_EQ(test, resident(r, 100), w.slot);
+	KUNIT_EXPECT_EQ(test, resident(r, 0), slot);
 }
 
 /* Two drops under one lock: it holds until both are written. */
@@ -1596,8 +1610,8 @@ static struct kunit_case hottier_map_cases[] = {
 	KUNIT_CASE(map_levels_move_down_with_each_half_life),
 	KUNIT_CASE(map_idle_replica_is_worth_less),
 	KUNIT_CASE(map_rate_rule_cuts_a_replica_whose_reads_stopped),
-	KUNIT_CASE(map_shift_cuts_replicas_unread_since_it_began),
-	KUNIT_CASE(map_shift_restarts_heat_at_a_replicas_first_read),
+	KUNIT_CASE(map_turnover_cuts_replicas_unread_since_it_began),
+	KUNIT_CASE(map_turnover_restarts_heat_at_a_replicas_first_read),
 	KUNIT_CASE(map_idle_replica_heat_never_wraps),
 	KUNIT_CASE(map_record_holds_40_bit_extents),
 	KUNIT_CASE(map_levels_ring_keeps_every_slot),
@@ -1622,7 +1636,7 @@ static struct kunit_case hottier_loop_cases[] = {
 	KUNIT_CASE(pin_ranges_after_counts_merges_and_splits),
 	KUNIT_CASE(loop_unpinned_before_copy_leaves_nothing),
 	KUNIT_CASE(loop_evicted_extent_returns_early),
-	KUNIT_CASE(loop_recorded_victim_holds_its_lock_until_invalidated),
+	KUNIT_CASE(loop_an_eviction_is_carried_out_by_the_caller),
 	KUNIT_CASE(loop_moved_hot_set_takes_over),
 	KUNIT_CASE(loop_moved_hot_set_takes_the_table),
 	KUNIT_CASE(loop_replicas_still_read_keep_their_slots),

@@ -326,7 +326,7 @@ int hottier_map_init(struct hottier_map *m, u32 nr_slots)
 	}
 	atomic_set(&m->resident, 0);
 	atomic_set(&m->nr_cut, 0);
-	m->shift_heat = 0;
+	m->turnover_heat = 0;
 	return 0;
 nomem:
 	hottier_map_exit(m);
@@ -724,52 +724,52 @@ bool hottier_mslot_cut(const struct hottier_mslot *s, u16 epoch)
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_mslot_cut);
 
-/* In a working-set shift, and unread since the shift's epoch began. */
-static bool shift_unread(struct hottier_map *m, u32 meta, u16 epoch)
+/* In a working-set turnover, and unread since the turnover's epoch began. */
+static bool turnover_unread(struct hottier_map *m, u32 meta, u16 epoch)
 {
-	return READ_ONCE(m->shift_heat) &&
-	       READ_ONCE(m->shift_epoch) == epoch &&
+	return READ_ONCE(m->turnover_heat) &&
+	       READ_ONCE(m->turnover_epoch) == epoch &&
 	       FIELD_GET(HOTTIER_MS_EPOCH, meta) !=
 	       (epoch & HOTTIER_EPOCH_MASK);
 }
 
 /*
- * In a working-set shift: unread since the shift's epoch began, and its
+ * In a working-set turnover: unread since the turnover's epoch began, and its
  * heat at its last read (its rate then) says it missed the reads the
- * shift's seconds so far allow (hottier_map_shift()).
+ * turnover's seconds so far allow (hottier_map_turnover()).
  */
-static bool shift_cut(struct hottier_map *m, u32 meta, u16 epoch)
+static bool turnover_cut(struct hottier_map *m, u32 meta, u16 epoch)
 {
-	return shift_unread(m, meta, epoch) &&
+	return turnover_unread(m, meta, epoch) &&
 	       FIELD_GET(HOTTIER_MS_HEAT, meta) << HOTTIER_SLOT_HEAT_SHIFT >=
-	       READ_ONCE(m->shift_heat);
+	       READ_ONCE(m->turnover_heat);
 }
 
-/* An unpinned replica the rate rule or a shift cut: counted in nr_cut. */
+/* An unpinned replica the rate rule or a turnover cut: counted in nr_cut. */
 static bool counts_cut(struct hottier_map *m, u32 meta, u16 epoch)
 {
 	return !(FIELD_GET(HOTTIER_MS_FLAGS, meta) & HOTTIER_SF_PINNED) &&
 	       (meta_cut(meta, meta_idle(meta, epoch)) ||
-		shift_cut(m, meta, epoch));
+		turnover_cut(m, meta, epoch));
 }
 
-/* hottier_mslot_worth(), nothing for a replica a shift cut. */
+/* hottier_mslot_worth(), nothing for a replica a turnover cut. */
 u32 hottier_map_worth(struct hottier_map *m, u32 slot, u16 epoch)
 {
 	struct hottier_mslot *s = hottier_mslot(m, slot);
 
-	if (shift_cut(m, READ_ONCE(s->meta), epoch))
+	if (turnover_cut(m, READ_ONCE(s->meta), epoch))
 		return 0;
 	return hottier_mslot_worth(s, epoch);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_worth);
 
-/* Cut by the rate rule or by a shift (a hint unlocked). */
+/* Cut by the rate rule or by a turnover (a hint unlocked). */
 bool hottier_map_cut(struct hottier_map *m, u32 slot, u16 epoch)
 {
 	struct hottier_mslot *s = hottier_mslot(m, slot);
 
-	return shift_cut(m, READ_ONCE(s->meta), epoch) ||
+	return turnover_cut(m, READ_ONCE(s->meta), epoch) ||
 	       hottier_mslot_cut(s, epoch);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_cut);
@@ -944,6 +944,33 @@ void __hottier_map_remove(struct hottier_map *m, u32 slot)
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_map_remove);
 
+/* @extent has a slot, copying or resident. Expects its lock not held. */
+bool hottier_map_has_slot(struct hottier_map *m, u64 extent)
+{
+	struct hottier_mlock *lock;
+	unsigned long flags;
+	bool r;
+
+	lock = hottier_map_lock(m, extent, &flags);
+	r = __hottier_map_find(m, extent) != HOTTIER_NIL;
+	hottier_map_unlock(lock, flags);
+	return r;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_has_slot);
+
+/*
+ * Under @extent's lock: @slot still holds @extent's replica, resident and
+ * unpinned, so an eviction the policy decided on may still take it.
+ */
+bool __hottier_map_evictable(struct hottier_map *m, u32 slot, u64 extent)
+{
+	struct hottier_mslot *s = hottier_mslot(m, slot);
+
+	return __hottier_map_find(m, extent) == slot &&
+	       state_of(s) == HOTTIER_S_RESIDENT && !is_pinned(s);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_map_evictable);
+
 /* Pin or unpin a slot; a resident one moves in or out of the levels. */
 void __hottier_map_set_pinned(struct hottier_map *m, u32 slot, bool pinned)
 {
@@ -1042,7 +1069,7 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_age);
 
 /*
  * A slot goes down to the level of its worth, if it is above it: an idle
- * one, or one a shift's first read started afresh.
+ * one, or one a turnover's first read started afresh.
  */
 static void refile(struct hottier_map *m, u32 slot, u16 epoch)
 {
@@ -1062,15 +1089,15 @@ static void refile(struct hottier_map *m, u32 slot, u16 epoch)
 
 /*
  * A read of the replica in @slot: one more read of heat. In a working-set
- * shift, a replica's first read since the shift began starts its heat
- * afresh, as the shift started the heat table's: candidates and replicas
- * are weighed on the same reads, those since the shift. It goes down to
+ * turnover, a replica's first read since the turnover began starts its heat
+ * afresh, as the turnover started the heat table's: candidates and replicas
+ * are weighed on the same reads, those since the turnover. It goes down to
  * the level of that heat, where the victim search finds it.
  */
 u32 __hottier_map_hit(struct hottier_map *m, u32 slot, u16 epoch)
 {
 	struct hottier_mslot *s = hottier_mslot(m, slot);
-	bool afresh = shift_unread(m, s->meta, epoch);
+	bool afresh = turnover_unread(m, s->meta, epoch);
 	u32 heat = HOTTIER_HEAT_ONE;
 
 	if (!afresh)
@@ -1136,26 +1163,26 @@ void hottier_map_refresh(struct hottier_map *m, u16 epoch)
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_refresh);
 
 /*
- * A working-set shift, for the epoch @epoch (the one it began): replicas
+ * A working-set turnover, for the epoch @epoch (the one it began): replicas
  * unread since with a heat at their last read of @heat or more are cut
- * (0: the shift ends; U32_MAX: none yet). The target sets it once a
- * second of the shift, from the reads the shift's seconds say such a
- * replica missed, then refiles (hottier_map_shift_refile()).
+ * (0: the turnover ends; U32_MAX: none yet). The target sets it once a
+ * second of the turnover, from the reads the turnover's seconds say such a
+ * replica missed, then refiles (hottier_map_turnover_refile()).
  */
-void hottier_map_shift(struct hottier_map *m, u16 epoch, u32 heat)
+void hottier_map_turnover(struct hottier_map *m, u16 epoch, u32 heat)
 {
-	WRITE_ONCE(m->shift_epoch, epoch);
-	WRITE_ONCE(m->shift_heat, heat);
+	WRITE_ONCE(m->turnover_epoch, epoch);
+	WRITE_ONCE(m->turnover_heat, heat);
 }
-EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_shift);
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_turnover);
 
 /*
- * A second of a shift: every replica it cut goes down to the lowest
+ * A second of a turnover: every replica it cut goes down to the lowest
  * level, where the victim search finds it first, and the cut replicas
  * are counted again (the rate rule's too). May sleep; as costly as an
- * epoch's refresh, once a second for the shift's epoch.
+ * epoch's refresh, once a second for the turnover's epoch.
  */
-void hottier_map_shift_refile(struct hottier_map *m, u16 epoch)
+void hottier_map_turnover_refile(struct hottier_map *m, u16 epoch)
 {
 	u32 slot, meta, cut = 0;
 	struct hottier_mslot *s;
@@ -1169,9 +1196,9 @@ void hottier_map_shift_refile(struct hottier_map *m, u16 epoch)
 		    !counts_cut(m, meta, epoch))
 			continue;
 		cut++;
-		if (shift_cut(m, meta, epoch))
+		if (turnover_cut(m, meta, epoch))
 			refile(m, slot, epoch);
 	}
 	atomic_set(&m->nr_cut, cut);
 }
-EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_shift_refile);
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_map_turnover_refile);

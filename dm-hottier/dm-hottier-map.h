@@ -193,14 +193,15 @@ struct hottier_map {
 	 */
 	atomic_t nr_cut;
 	/*
-	 * A working-set shift (hottier_map_shift()): while the epoch is
-	 * shift_epoch, an unpinned replica unread since that epoch began
-	 * whose heat at its last read is shift_heat or more is cut. 0: no
-	 * shift. Written by the policy's tick and its shift's seconds, which
-	 * the target serialises; read unlocked (hints, as nr_cut).
+	 * A working-set turnover (hottier_map_turnover()): while the epoch is
+	 * turnover_epoch, an unpinned replica unread since that epoch began
+	 * whose heat at its last read is turnover_heat or more is cut. 0: no
+	 * turnover. Written by the policy's tick and its turnover's
+	 * seconds, which the target serialises; read unlocked (hints, as
+	 * nr_cut).
 	 */
-	u32 shift_heat;
-	u16 shift_epoch;
+	u32 turnover_heat;
+	u16 turnover_epoch;
 	/*
 	 * The range index: a bit per group of 1 << rshift HDD extents that
 	 * has a slot (COPYING or RESIDENT). A group is one extent while the
@@ -276,6 +277,8 @@ void __hottier_map_insert(struct hottier_map *m, u32 slot, u64 extent);
 void __hottier_map_install(struct hottier_map *m, u32 slot, u32 heat,
 			   u16 epoch);
 void __hottier_map_remove(struct hottier_map *m, u32 slot);
+bool hottier_map_has_slot(struct hottier_map *m, u64 extent);
+bool __hottier_map_evictable(struct hottier_map *m, u32 slot, u64 extent);
 void __hottier_map_set_pinned(struct hottier_map *m, u32 slot, bool pinned);
 
 u32 hottier_mslot_heat(const struct hottier_mslot *s, u16 epoch);
@@ -323,8 +326,8 @@ u32 hottier_map_nr_free(struct hottier_map *m);
 u32 hottier_map_nr_cut(struct hottier_map *m);
 u32 hottier_map_worth(struct hottier_map *m, u32 slot, u16 epoch);
 bool hottier_map_cut(struct hottier_map *m, u32 slot, u16 epoch);
-void hottier_map_shift(struct hottier_map *m, u16 epoch, u32 heat);
-void hottier_map_shift_refile(struct hottier_map *m, u16 epoch);
+void hottier_map_turnover(struct hottier_map *m, u16 epoch, u32 heat);
+void hottier_map_turnover_refile(struct hottier_map *m, u16 epoch);
 void hottier_map_cut_gone(struct hottier_map *m, bool none_left);
 
 #endif /* DM_HOTTIER_MAP_H */

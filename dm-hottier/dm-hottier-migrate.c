@@ -51,7 +51,7 @@ static void complete_copy(struct work_struct *ws)
 	raced = wt->gen != mig->gen;
 	ok = !mig->failed && !raced &&
 	     atomic_read(&ht->invalidations) == mig->invalidations;
-	hottier_policy_done(&ht->policy, &mig->w, ok);
+	hottier_replica_done(ht, &mig->w, ok);
 	spin_unlock_irqrestore(&wt->lock, wflags);
 
 	if (ok) {
@@ -98,7 +98,7 @@ static bool start_copy(struct hottier *ht, struct hottier_migration *mig)
 		return false;
 	}
 	mig->gen = wt->gen;
-	hottier_policy_start(&ht->policy, w);
+	hottier_replica_start(ht, w);
 	spin_unlock_irqrestore(&wt->lock, wflags);
 
 	mig->invalidations = atomic_read(&ht->invalidations);
@@ -226,7 +226,7 @@ static unsigned long epoch_jiffies(struct hottier *ht)
 
 /*
  * Heat decays in HOTTIER_EPOCHS_PER_HALFLIFE steps per half-life, and the
- * victim levels follow it. A shift ticks too, and the next tick comes an
+ * victim levels follow it. A turnover ticks too, and the next tick comes an
  * epoch after it.
  */
 static void do_tick(struct work_struct *ws)
@@ -244,15 +244,15 @@ static void do_tick(struct work_struct *ws)
 	}
 	hottier_policy_tick(&ht->policy);
 	ht->tick_at = jiffies;
-	ht->shifting = false;
+	ht->turning_over = false;
 	mutex_unlock(&ht->tick_lock);
 	queue_delayed_work(ht->wq, &ht->tick_work, epoch);
 }
 
 /*
- * Once a second, the shift detector's sample of the fresh reads; a shift
+ * Once a second, the turnover detector's sample of the fresh reads; a turnover
  * begins with a tick, and each second of its epoch cuts the replicas it
- * says stopped being read (hottier_policy_shift_second()).
+ * says stopped being read (hottier_policy_turnover_second()).
  */
 static void do_sample(struct work_struct *ws)
 {
@@ -263,21 +263,22 @@ static void do_sample(struct work_struct *ws)
 
 	mutex_lock(&ht->tick_lock);
 	now = jiffies;
-	if (hottier_shift_sample(&ht->shift,
-				 hottier_stat_read(ht, HOTTIER_STAT_FRESH_HITS),
-				 hottier_stat_read(ht, HOTTIER_STAT_FRESH_READS),
-				 jiffies_to_msecs(now - ht->sample_at),
-				 halflife, ht->shifting)) {
-		hottier_policy_shift(&ht->policy);
+	if (hottier_turnover_sample(&ht->turnover,
+				    hottier_stat_read(ht, HOTTIER_STAT_FRESH_HITS),
+				    hottier_stat_read(ht, HOTTIER_STAT_FRESH_READS),
+				    jiffies_to_msecs(now - ht->sample_at),
+				    halflife, ht->turning_over)) {
+		hottier_policy_turnover(&ht->policy);
 		ht->tick_at = jiffies;
-		ht->shift_at = ht->tick_at;
-		ht->shifting = true;
+		ht->turnover_at = ht->tick_at;
+		ht->turning_over = true;
 		mod_delayed_work(ht->wq, &ht->tick_work, epoch_jiffies(ht));
-		stat_add(ht, HOTTIER_STAT_SHIFTS, 1);
-	} else if (ht->shifting) {
-		since = jiffies_to_msecs(jiffies - ht->shift_at);
-		ht->shifting = hottier_policy_shift_second(&ht->policy, since,
-							   halflife);
+		stat_add(ht, HOTTIER_STAT_TURNOVERS, 1);
+	} else if (ht->turning_over) {
+		since = jiffies_to_msecs(jiffies - ht->turnover_at);
+		ht->turning_over =
+			hottier_policy_turnover_second(&ht->policy, since,
+						       halflife);
 	}
 	ht->sample_at = now;
 	mutex_unlock(&ht->tick_lock);
@@ -290,8 +291,8 @@ void hottier_ticks_start(struct hottier *ht)
 	mutex_lock(&ht->tick_lock);
 	ht->tick_at = jiffies;
 	ht->sample_at = ht->tick_at;
-	ht->shifting = false;
-	hottier_shift_init(&ht->shift);
+	ht->turning_over = false;
+	hottier_turnover_init(&ht->turnover);
 	mutex_unlock(&ht->tick_lock);
 	queue_delayed_work(ht->wq, &ht->tick_work, epoch_jiffies(ht));
 	queue_delayed_work(ht->wq, &ht->sample_work, HZ);
@@ -342,8 +343,12 @@ static void do_promote(struct work_struct *ws)
 			}
 			break;
 		}
-		if (mig->w.evicted) {
-			stat_add(ht, HOTTIER_STAT_DEMOTIONS, 1);
+		if (mig->w.evict) {
+			if (!hottier_replica_evict(ht, &mig->w)) {
+				clear_bit_unlock(i, &ht->migs_busy);
+				cond_resched();
+				continue;
+			}
 			/* Its record is invalidated before the slot is reused. */
 			if (!hottier_persist_evicted(ht, &mig->w)) {
 				hottier_policy_cancel(&ht->policy, &mig->w);
@@ -400,8 +405,6 @@ int hottier_alloc_tables(struct hottier *ht, char **error)
 		return r;
 	}
 	r = hottier_policy_init(&ht->policy, &ht->map, tracked);
-	ht->policy.dropping = hottier_rec_dropping_hook;
-	ht->policy.ctx = ht;
 	if (r) {
 		snprintf(ht->error, sizeof(ht->error),
 			 "Cannot allocate the heat table: %llu bytes for %llu extents",

@@ -423,94 +423,94 @@ static void tokens_debt_waited_out_at_once(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, hottier_tokens_take(&t, now, rate, 1));
 }
 
-/* The shift detector */
+/* The turnover detector */
 
-struct shift_feed {
-	struct hottier_shift sh;
+struct turnover_feed {
+	struct hottier_turnover sh;
 	u64 hits, reads;
-	unsigned int fired, first;	/* shifts, the second of the first */
+	unsigned int fired, first;	/* turnovers, the second of the first */
 	unsigned int secs;
 };
 
 /* @secs seconds at @reads reads a second, @hits of them hits. */
-static void shift_feed(struct shift_feed *f, unsigned int secs, u64 reads,
-		       u64 hits, bool shifting)
+static void turnover_feed(struct turnover_feed *f, unsigned int secs, u64 reads,
+			  u64 hits, bool turning_over)
 {
 	while (secs--) {
 		f->reads += reads;
 		f->hits += hits;
 		f->secs++;
-		if (hottier_shift_sample(&f->sh, f->hits, f->reads, 1000,
-					 60000, shifting)) {
+		if (hottier_turnover_sample(&f->sh, f->hits, f->reads, 1000,
+					    60000, turning_over)) {
 			if (!f->fired++)
 				f->first = f->secs;
 		}
 	}
 }
 
-static struct shift_feed *new_feed(struct kunit *test)
+static struct turnover_feed *new_feed(struct kunit *test)
 {
-	struct shift_feed *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	struct turnover_feed *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, f);
-	hottier_shift_init(&f->sh);
+	hottier_turnover_init(&f->sh);
 	/* The first sample only primes the counters. */
-	KUNIT_EXPECT_FALSE(test, hottier_shift_sample(&f->sh, 0, 0, 1000,
-						      60000, false));
+	KUNIT_EXPECT_FALSE(test, hottier_turnover_sample(&f->sh, 0, 0, 1000,
+							 60000, false));
 	return f;
 }
 
 /*
  * 60% hits for a minute, then 2%: the short average's hits fall under a
  * quarter of the long one's in the drop's third second (1/2, 1/4, 1/8 of
- * them), and a shift begins once that held 2 s, at the fifth. One shift a
+ * them), and a turnover begins once that held 2 s, at the fifth. One turnover a
  * drop, however long; hits back, then gone again: a second one.
  */
-static void shift_begins_after_a_held_drop_once_a_drop(struct kunit *test)
+static void turnover_begins_after_a_held_drop_once_a_drop(struct kunit *test)
 {
-	struct shift_feed *f = new_feed(test);
+	struct turnover_feed *f = new_feed(test);
 
-	shift_feed(f, 60, 100, 60, false);
+	turnover_feed(f, 60, 100, 60, false);
 	KUNIT_EXPECT_EQ(test, f->fired, 0U);
-	shift_feed(f, 60, 100, 2, false);
+	turnover_feed(f, 60, 100, 2, false);
 	KUNIT_EXPECT_EQ(test, f->fired, 1U);
 	KUNIT_EXPECT_EQ(test, f->first, 65U);
-	shift_feed(f, 30, 100, 60, false);
+	turnover_feed(f, 30, 100, 60, false);
 	KUNIT_EXPECT_EQ(test, f->fired, 1U);
-	shift_feed(f, 10, 100, 0, false);
+	turnover_feed(f, 10, 100, 0, false);
 	KUNIT_EXPECT_EQ(test, f->fired, 2U);
 }
 
 /*
- * No shift: a drop of 3 s (the hold is 2 s past its start, not counting
- * the seconds it takes to show), a drop while a shift is on, a drop in
+ * No turnover: a drop of 3 s (the hold is 2 s past its start, not counting
+ * the seconds it takes to show), a drop while a turnover is on, a drop in
  * the detector's first 10 s, or a device that hardly hit before
  * (under 1 read in 5).
  */
-static void shift_needs_a_held_drop_an_armed_detector_and_hits(struct kunit *test)
+static void turnover_needs_a_held_drop_an_armed_detector_and_hits(struct kunit *test)
 {
-	struct shift_feed *f = new_feed(test);
+	struct turnover_feed *f = new_feed(test);
 
-	shift_feed(f, 60, 100, 60, false);
-	shift_feed(f, 3, 100, 0, false);
-	shift_feed(f, 20, 100, 60, false);
+	turnover_feed(f, 60, 100, 60, false);
+	turnover_feed(f, 3, 100, 0, false);
+	turnover_feed(f, 20, 100, 60, false);
 	KUNIT_EXPECT_EQ(test, f->fired, 0U);
-	shift_feed(f, 30, 100, 0, true);
-	KUNIT_EXPECT_EQ(test, f->fired, 0U);
-
-	f = new_feed(test);
-	shift_feed(f, 4, 100, 60, false);
-	shift_feed(f, 5, 100, 0, false);
+	turnover_feed(f, 30, 100, 0, true);
 	KUNIT_EXPECT_EQ(test, f->fired, 0U);
 
 	f = new_feed(test);
-	shift_feed(f, 60, 100, 15, false);
-	shift_feed(f, 30, 100, 0, false);
+	turnover_feed(f, 4, 100, 60, false);
+	turnover_feed(f, 5, 100, 0, false);
+	KUNIT_EXPECT_EQ(test, f->fired, 0U);
+
+	f = new_feed(test);
+	turnover_feed(f, 60, 100, 15, false);
+	turnover_feed(f, 30, 100, 0, false);
 	KUNIT_EXPECT_EQ(test, f->fired, 0U);
 	/* From 1 in 4 it does. */
 	f = new_feed(test);
-	shift_feed(f, 60, 100, 25, false);
-	shift_feed(f, 30, 100, 0, false);
+	turnover_feed(f, 60, 100, 25, false);
+	turnover_feed(f, 30, 100, 0, false);
 	KUNIT_EXPECT_EQ(test, f->fired, 1U);
 }
 
@@ -518,85 +518,85 @@ static void shift_needs_a_held_drop_an_armed_detector_and_hits(struct kunit *tes
  * reset_stats zeroes the counters: the sample after it only primes them
  * again (no rate from a count gone backwards), and the detector goes on.
  */
-static void shift_survives_a_counter_reset(struct kunit *test)
+static void turnover_survives_a_counter_reset(struct kunit *test)
 {
-	struct shift_feed *f = new_feed(test);
+	struct turnover_feed *f = new_feed(test);
 
-	shift_feed(f, 60, 100, 60, false);
+	turnover_feed(f, 60, 100, 60, false);
 	f->hits = 0;
 	f->reads = 0;
-	shift_feed(f, 10, 100, 60, false);
+	turnover_feed(f, 10, 100, 60, false);
 	KUNIT_EXPECT_EQ(test, f->fired, 0U);
-	shift_feed(f, 10, 100, 0, false);
+	turnover_feed(f, 10, 100, 0, false);
 	KUNIT_EXPECT_EQ(test, f->fired, 1U);
 }
 
 /*
- * A device that stops reading has no shift, however long it idles (no
+ * A device that stops reading has no turnover, however long it idles (no
  * fresh read, no evidence), nor when its reads come back as before.
  */
-static void shift_needs_reads(struct kunit *test)
+static void turnover_needs_reads(struct kunit *test)
 {
-	struct shift_feed *f = new_feed(test);
+	struct turnover_feed *f = new_feed(test);
 
-	shift_feed(f, 60, 100, 60, false);
-	shift_feed(f, 120, 0, 0, false);
-	shift_feed(f, 30, 100, 60, false);
+	turnover_feed(f, 60, 100, 60, false);
+	turnover_feed(f, 120, 0, 0, false);
+	turnover_feed(f, 30, 100, 60, false);
 	KUNIT_EXPECT_EQ(test, f->fired, 0U);
 }
 
 /*
- * Fewer reads with as many hits a read is no shift (a quieter hour); as
+ * Fewer reads with as many hits a read is no turnover (a quieter hour); as
  * many reads with the hits gone is, and so is a busier device whose new
  * reads all miss (the hit ratio falls with the hits a second).
  */
-static void shift_is_the_hits_and_the_ratio_falling(struct kunit *test)
+static void turnover_is_the_hits_and_the_ratio_falling(struct kunit *test)
 {
-	struct shift_feed *f = new_feed(test);
+	struct turnover_feed *f = new_feed(test);
 
-	shift_feed(f, 60, 1000, 600, false);
-	shift_feed(f, 30, 100, 60, false);
+	turnover_feed(f, 60, 1000, 600, false);
+	turnover_feed(f, 30, 100, 60, false);
 	KUNIT_EXPECT_EQ(test, f->fired, 0U);
 
 	f = new_feed(test);
-	shift_feed(f, 60, 1000, 600, false);
-	shift_feed(f, 30, 4000, 100, false);
+	turnover_feed(f, 60, 1000, 600, false);
+	turnover_feed(f, 30, 4000, 100, false);
 	KUNIT_EXPECT_EQ(test, f->fired, 1U);
 
-	/* Hits halved, the ratio at 60%: no shift. */
+	/* Hits halved, the ratio at 60%: no turnover. */
 	f = new_feed(test);
-	shift_feed(f, 60, 1000, 600, false);
-	shift_feed(f, 30, 500, 300, false);
+	turnover_feed(f, 60, 1000, 600, false);
+	turnover_feed(f, 30, 500, 300, false);
 	KUNIT_EXPECT_EQ(test, f->fired, 0U);
 }
 
 /*
- * The heat from which a replica unread for the shift's seconds missed 2
+ * The heat from which a replica unread for the turnover's seconds missed 2
  * reads: heat x ln2 / half-life x time = 2, ln2 as 709 / 1024. At a
  * half-life of 60 s: 173.4 reads after 1 s, 57.8 after 3 s, 11.6 after
  * 15 s; none before a second.
  */
-static void shift_heat_is_two_reads_missed(struct kunit *test)
+static void turnover_heat_is_two_reads_missed(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, hottier_shift_heat(0, 60000), U32_MAX);
-	KUNIT_EXPECT_EQ(test, hottier_shift_heat(1000, 60000),
+	KUNIT_EXPECT_EQ(test, hottier_turnover_heat(0, 60000), U32_MAX);
+	KUNIT_EXPECT_EQ(test, hottier_turnover_heat(1000, 60000),
 			DIV_ROUND_UP(2U * HOTTIER_HEAT_ONE * 1024 * 60000,
 				     709U * 1000));
-	KUNIT_EXPECT_GT(test, hottier_shift_heat(1000, 60000),
+	KUNIT_EXPECT_GT(test, hottier_turnover_heat(1000, 60000),
 			173U * HOTTIER_HEAT_ONE);
-	KUNIT_EXPECT_LT(test, hottier_shift_heat(1000, 60000),
+	KUNIT_EXPECT_LT(test, hottier_turnover_heat(1000, 60000),
 			174U * HOTTIER_HEAT_ONE);
-	KUNIT_EXPECT_GT(test, hottier_shift_heat(3000, 60000),
+	KUNIT_EXPECT_GT(test, hottier_turnover_heat(3000, 60000),
 			57U * HOTTIER_HEAT_ONE);
-	KUNIT_EXPECT_LT(test, hottier_shift_heat(3000, 60000),
+	KUNIT_EXPECT_LT(test, hottier_turnover_heat(3000, 60000),
 			58U * HOTTIER_HEAT_ONE);
-	KUNIT_EXPECT_LT(test, hottier_shift_heat(15000, 60000),
+	KUNIT_EXPECT_LT(test, hottier_turnover_heat(15000, 60000),
 			12U * HOTTIER_HEAT_ONE);
 	/* A shorter half-life: a faster rate for the same heat. */
-	KUNIT_EXPECT_EQ(test, hottier_shift_heat(1000, 6000),
+	KUNIT_EXPECT_EQ(test, hottier_turnover_heat(1000, 6000),
 			DIV_ROUND_UP(2U * HOTTIER_HEAT_ONE * 1024 * 6000,
 				     709U * 1000));
-	KUNIT_EXPECT_GE(test, hottier_shift_heat(U32_MAX, 1), 1U);
+	KUNIT_EXPECT_GE(test, hottier_turnover_heat(U32_MAX, 1), 1U);
 }
 
 static struct kunit_case hottier_policy_cases[] = {
@@ -611,12 +611,12 @@ static struct kunit_case hottier_policy_cases[] = {
 	KUNIT_CASE(tokens_first_copy_allowed),
 	KUNIT_CASE(tokens_debt_waited_out_polling),
 	KUNIT_CASE(tokens_debt_waited_out_at_once),
-	KUNIT_CASE(shift_begins_after_a_held_drop_once_a_drop),
-	KUNIT_CASE(shift_needs_a_held_drop_an_armed_detector_and_hits),
-	KUNIT_CASE(shift_is_the_hits_and_the_ratio_falling),
-	KUNIT_CASE(shift_survives_a_counter_reset),
-	KUNIT_CASE(shift_needs_reads),
-	KUNIT_CASE(shift_heat_is_two_reads_missed),
+	KUNIT_CASE(turnover_begins_after_a_held_drop_once_a_drop),
+	KUNIT_CASE(turnover_needs_a_held_drop_an_armed_detector_and_hits),
+	KUNIT_CASE(turnover_is_the_hits_and_the_ratio_falling),
+	KUNIT_CASE(turnover_survives_a_counter_reset),
+	KUNIT_CASE(turnover_needs_reads),
+	KUNIT_CASE(turnover_heat_is_two_reads_missed),
 	{}
 };
 

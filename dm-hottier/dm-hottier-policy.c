@@ -159,57 +159,57 @@ void hottier_policy_tick(struct hottier_policy *p)
 	hottier_heat_tick(&p->heat);
 	if (!(atomic_read(&p->heat.epoch) % HOTTIER_EPOCHS_PER_HALFLIFE))
 		hottier_map_age(p->map);
-	hottier_map_shift(p->map, 0, 0);	/* a shift lasts an epoch */
+	hottier_map_turnover(p->map, 0, 0);	/* a turnover lasts an epoch */
 	hottier_map_refresh(p->map, hottier_policy_epoch(p));
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_tick);
 
 /*
- * A working-set shift begins (hottier_shift_sample()): the heat table
+ * A working-set turnover begins (hottier_turnover_sample()): the heat table
  * forgets every entry, whose old heat would keep the new hot set's out of
  * it (and make the old set's warm extents candidates again), and a new
  * epoch starts now: a replica last read in an earlier one is unread since
- * the shift began. Nothing is cut before its first second. May sleep.
+ * the turnover began. Nothing is cut before its first second. May sleep.
  */
-void hottier_policy_shift(struct hottier_policy *p)
+void hottier_policy_turnover(struct hottier_policy *p)
 {
 	hottier_heat_forget_all(&p->heat);
 	hottier_policy_tick(p);
-	hottier_map_shift(p->map, hottier_policy_epoch(p), U32_MAX);
+	hottier_map_turnover(p->map, hottier_policy_epoch(p), U32_MAX);
 }
-EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_shift);
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_turnover);
 
 /*
- * A second of the shift, @elapsed_ms after it began: the replicas unread
- * since whose rate says they missed HOTTIER_SHIFT_MISSED reads are cut,
- * and go to the lowest level. False: the shift is over (its epoch ended).
+ * A second of the turnover, @elapsed_ms after it began: the replicas unread
+ * since whose rate says they missed HOTTIER_TURNOVER_MISSED reads are cut,
+ * and go to the lowest level. False: the turnover is over (its epoch ended).
  * May sleep.
  */
-bool hottier_policy_shift_second(struct hottier_policy *p, u32 elapsed_ms,
-				 u32 halflife_ms)
+bool hottier_policy_turnover_second(struct hottier_policy *p, u32 elapsed_ms,
+				    u32 halflife_ms)
 {
 	u16 epoch = hottier_policy_epoch(p);
 
-	if (!READ_ONCE(p->map->shift_heat) ||
-	    READ_ONCE(p->map->shift_epoch) != epoch)
+	if (!READ_ONCE(p->map->turnover_heat) ||
+	    READ_ONCE(p->map->turnover_epoch) != epoch)
 		return false;
-	hottier_map_shift(p->map, epoch,
-			  hottier_shift_heat(elapsed_ms, halflife_ms));
-	hottier_map_shift_refile(p->map, epoch);
+	hottier_map_turnover(p->map, epoch,
+			     hottier_turnover_heat(elapsed_ms, halflife_ms));
+	hottier_map_turnover_refile(p->map, epoch);
 	return true;
 }
-EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_shift_second);
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_turnover_second);
 
-/* The shift detector */
+/* The turnover detector */
 
-void hottier_shift_init(struct hottier_shift *sh)
+void hottier_turnover_init(struct hottier_turnover *sh)
 {
 	memset(sh, 0, sizeof(*sh));
 }
-EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_shift_init);
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_turnover_init);
 
 /* @avg moved towards @rate by @ms of a time constant of @tau_ms. */
-static void shift_avg(u64 *avg, u64 rate, u32 ms, u32 tau_ms)
+static void turnover_avg(u64 *avg, u64 rate, u32 ms, u32 tau_ms)
 {
 	ms = min(ms, tau_ms);
 	if (rate >= *avg)
@@ -219,18 +219,18 @@ static void shift_avg(u64 *avg, u64 rate, u32 ms, u32 tau_ms)
 }
 
 /* Hits per read, in 1/1024. */
-static u64 shift_ratio(u64 hits, u64 reads)
+static u64 turnover_ratio(u64 hits, u64 reads)
 {
 	return reads ? div64_u64(hits << 10, reads) : 0;
 }
 
 /*
  * A sample: the device's fresh read hits and fresh reads, counted since
- * it started, @elapsed_ms after the last sample. True: a shift begins
- * (never while @shifting, a shift being on).
+ * it started, @elapsed_ms after the last sample. True: a turnover begins
+ * (never while @turning_over, a turnover being on).
  */
-bool hottier_shift_sample(struct hottier_shift *sh, u64 hits, u64 reads,
-			  u32 elapsed_ms, u32 halflife_ms, bool shifting)
+bool hottier_turnover_sample(struct hottier_turnover *sh, u64 hits, u64 reads,
+			     u32 elapsed_ms, u32 halflife_ms, bool turning_over)
 {
 	u64 dh = hits - sh->hits, dr = reads - sh->reads, rh, rr;
 	bool first = !sh->age_ms, low, back;
@@ -248,65 +248,67 @@ bool hottier_shift_sample(struct hottier_shift *sh, u64 hits, u64 reads,
 		return false;
 	/* Rates a second; a second of a million reads shifted fits. */
 	rh = div_u64(min_t(u64, dh, U32_MAX) * MSEC_PER_SEC <<
-		     HOTTIER_SHIFT_RATE_SHIFT, elapsed_ms);
+		     HOTTIER_TURNOVER_RATE_SHIFT, elapsed_ms);
 	rr = div_u64(min_t(u64, dr, U32_MAX) * MSEC_PER_SEC <<
-		     HOTTIER_SHIFT_RATE_SHIFT, elapsed_ms);
+		     HOTTIER_TURNOVER_RATE_SHIFT, elapsed_ms);
 	if (first) {
 		sh->long_hits = rh;
 		sh->short_hits = rh;
 		sh->long_reads = rr;
 		sh->short_reads = rr;
 	} else {
-		shift_avg(&sh->long_hits, rh, elapsed_ms, halflife_ms);
-		shift_avg(&sh->long_reads, rr, elapsed_ms, halflife_ms);
-		shift_avg(&sh->short_hits, rh, elapsed_ms,
-			  HOTTIER_SHIFT_SHORT_S * MSEC_PER_SEC);
-		shift_avg(&sh->short_reads, rr, elapsed_ms,
-			  HOTTIER_SHIFT_SHORT_S * MSEC_PER_SEC);
+		turnover_avg(&sh->long_hits, rh, elapsed_ms, halflife_ms);
+		turnover_avg(&sh->long_reads, rr, elapsed_ms, halflife_ms);
+		turnover_avg(&sh->short_hits, rh, elapsed_ms,
+			     HOTTIER_TURNOVER_SHORT_S * MSEC_PER_SEC);
+		turnover_avg(&sh->short_reads, rr, elapsed_ms,
+			     HOTTIER_TURNOVER_SHORT_S * MSEC_PER_SEC);
 	}
 	sh->age_ms = min_t(u64, (u64)sh->age_ms + elapsed_ms, U32_MAX - 1);
 
-	low = sh->long_hits * HOTTIER_SHIFT_LEAST > sh->long_reads &&
-	      sh->short_hits * HOTTIER_SHIFT_DROP < sh->long_hits &&
-	      shift_ratio(sh->short_hits, sh->short_reads) *
-	      HOTTIER_SHIFT_DROP <
-	      shift_ratio(sh->long_hits, sh->long_reads);
+	low = sh->long_hits * HOTTIER_TURNOVER_LEAST > sh->long_reads &&
+	      sh->short_hits * HOTTIER_TURNOVER_DROP < sh->long_hits &&
+	      turnover_ratio(sh->short_hits, sh->short_reads) *
+	      HOTTIER_TURNOVER_DROP <
+	      turnover_ratio(sh->long_hits, sh->long_reads);
 	if (!low) {
 		sh->low_ms = 0;
 		return false;
 	}
 	if (sh->low_ms == U32_MAX)
-		return false;		/* one shift a drop */
+		return false;		/* one turnover a drop */
 	if (!sh->low_ms) {
 		sh->low_ms = 1;		/* the drop begins */
 		return false;
 	}
 	sh->low_ms = min_t(u64, (u64)sh->low_ms + elapsed_ms, U32_MAX - 1);
-	if (shifting || sh->age_ms < HOTTIER_SHIFT_ARM_S * MSEC_PER_SEC ||
-	    sh->low_ms <= HOTTIER_SHIFT_HOLD_S * MSEC_PER_SEC)
+	if (turning_over ||
+	    sh->age_ms < HOTTIER_TURNOVER_ARM_S * MSEC_PER_SEC ||
+	    sh->low_ms <= HOTTIER_TURNOVER_HOLD_S * MSEC_PER_SEC)
 		return false;
 	sh->low_ms = U32_MAX;
 	return true;
 }
-EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_shift_sample);
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_turnover_sample);
 
 /*
  * The heat at its last read from which a replica unread for @elapsed_ms
- * missed HOTTIER_SHIFT_MISSED reads: its rate then, heat x ln2 /
+ * missed HOTTIER_TURNOVER_MISSED reads: its rate then, heat x ln2 /
  * half-life (ln2 as 709 / 1024, as the rate rule's), times @elapsed_ms.
  * U32_MAX (none) for no time yet.
  */
-u32 hottier_shift_heat(u32 elapsed_ms, u32 halflife_ms)
+u32 hottier_turnover_heat(u32 elapsed_ms, u32 halflife_ms)
 {
 	u64 heat;
 
 	if (!elapsed_ms)
 		return U32_MAX;
-	heat = DIV_ROUND_UP_ULL((u64)HOTTIER_SHIFT_MISSED * HOTTIER_HEAT_ONE *
-				1024 * halflife_ms, 709ULL * elapsed_ms);
+	heat = DIV_ROUND_UP_ULL((u64)HOTTIER_TURNOVER_MISSED *
+				HOTTIER_HEAT_ONE * 1024 * halflife_ms,
+				709ULL * elapsed_ms);
 	return clamp_t(u64, heat, 1, U32_MAX);
 }
-EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_shift_heat);
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_turnover_heat);
 
 /*
  * The bar for @threshold now: lower while the map has free slots or
@@ -419,19 +421,6 @@ static bool next_candidate(struct hottier_policy *p, u64 *extent,
 	return found;
 }
 
-/* The extent already has a slot: copying or resident. */
-static bool has_slot(struct hottier_policy *p, u64 extent)
-{
-	unsigned long flags;
-	struct hottier_mlock *lock;
-	bool r;
-
-	lock = hottier_map_lock(p->map, extent, &flags);
-	r = __hottier_map_find(p->map, extent) != HOTTIER_NIL;
-	hottier_map_unlock(lock, flags);
-	return r;
-}
-
 /*
  * Claim @extent for a work item: false if one is out for it already (its
  * slot reserved, its copy not started: not in the index yet).
@@ -529,41 +518,14 @@ static u32 take_heat(struct hottier_policy *p, u64 extent)
 }
 
 /*
- * Evict the victim the map offered, if it is still the replica of @extent
- * and unpinned: its slot becomes the candidate's (RESERVED, with the
- * replica's reference), and its heat is kept in the heat table, so a
- * victim read again soon comes back early (the ghost of smq and ARC).
- * *@dropping: the target marked its record for invalidation.
- */
-static bool evict(struct hottier_policy *p, u32 slot, u64 extent, u32 heat,
-		  bool *dropping)
-{
-	struct hottier_mslot *s = hottier_mslot(p->map, slot);
-	unsigned long flags;
-	struct hottier_mlock *lock;
-	bool ok;
-
-	lock = hottier_map_lock(p->map, extent, &flags);
-	ok = __hottier_map_find(p->map, extent) == slot &&
-	     hottier_mslot_state(s) == HOTTIER_S_RESIDENT &&
-	     !(hottier_mslot_flags(s) & HOTTIER_SF_PINNED);
-	if (ok) {
-		__hottier_map_remove(p->map, slot);
-		*dropping = p->dropping && p->dropping(p->ctx, lock, slot);
-	}
-	hottier_map_unlock(lock, flags);
-	if (ok)
-		keep_heat(p, extent, heat);
-	return ok;
-}
-
-/*
- * The next promotion, with a slot reserved for it: free, or taken from the
- * victim the map offers when the candidate is hotter than the victim by
- * the threshold (hysteresis), or pinned. 0: @w is set; -ENODATA: no
- * candidate left; -EAGAIN: HOTTIER_POLICY_TRIES candidates refused, call
- * again; -EBUSY: HOTTIER_POLICY_PENDING work items are out already. The
- * slot is the caller's: hottier_policy_start() and then
+ * The next promotion: a free slot reserved for it, or the victim the map
+ * offers when the candidate is hotter than the victim by the threshold
+ * (hysteresis), or pinned. 0: @w is set; -ENODATA: no candidate left;
+ * -EAGAIN: HOTTIER_POLICY_TRIES candidates refused, call again; -EBUSY:
+ * HOTTIER_POLICY_PENDING work items are out already. With @w->evict the
+ * victim is still in the map: the caller evicts it if it still may
+ * (__hottier_map_evictable()) and says so, hottier_policy_evicted(). The
+ * slot is then the caller's: hottier_policy_start() and then
  * hottier_policy_done(), or hottier_policy_cancel().
  */
 int hottier_policy_next(struct hottier_policy *p, struct hottier_work *w)
@@ -584,7 +546,7 @@ int hottier_policy_next(struct hottier_policy *p, struct hottier_work *w)
 		if (!next_candidate(p, &w->extent, &why))
 			return -ENODATA;
 		if (candidate_heat(p, w->extent, why, &w->heat) ||
-		    has_slot(p, w->extent))
+		    hottier_map_has_slot(p->map, w->extent))
 			continue;
 		w->pinned = hottier_policy_pinned(p, w->extent);
 		if (why == HOTTIER_WHY_PIN && !w->pinned)
@@ -612,17 +574,16 @@ int hottier_policy_next(struct hottier_policy *p, struct hottier_work *w)
 			hottier_map_cut_gone(p->map, true);
 		if (hottier_policy_promote(w->heat, w->pinned, threshold,
 					   false, &victim) !=
-		    HOTTIER_PROMOTE_EVICT ||
-		    !evict(p, vslot, vextent, victim.heat, &w->dropping)) {
+		    HOTTIER_PROMOTE_EVICT) {
 			keep_heat(p, w->extent, w->heat);
 			unclaim(p, w->extent);
 			continue;
 		}
-		if (victim.cut)
-			hottier_map_cut_gone(p->map, false);
 		w->slot = vslot;
-		w->evicted = true;
+		w->evict = true;
 		w->victim = vextent;
+		w->victim_heat = victim.heat;
+		w->victim_cut = victim.cut;
 		return 0;
 	}
 	return -EAGAIN;
@@ -630,17 +591,33 @@ int hottier_policy_next(struct hottier_policy *p, struct hottier_work *w)
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_next);
 
 /*
- * The copy of @w starts: the extent is in the index, COPYING (reads go to
- * the HDD until it is installed). Its heat travels with @w.
+ * The caller carried out the eviction @w asked for (@ok), or found the
+ * victim changed meanwhile (read, pinned, dropped) and left it: then the
+ * work item is void, and the candidate keeps its heat. An evicted victim
+ * keeps its heat in the heat table, so one read again soon brings it back
+ * early (the ghost of smq and ARC).
+ */
+void hottier_policy_evicted(struct hottier_policy *p, struct hottier_work *w,
+			    bool ok)
+{
+	if (!ok) {
+		keep_heat(p, w->extent, w->heat);
+		unclaim(p, w->extent);
+		return;
+	}
+	if (w->victim_cut)
+		hottier_map_cut_gone(p->map, false);
+	keep_heat(p, w->victim, w->victim_heat);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_evicted);
+
+/*
+ * The copy of @w starts, its extent just put in the map's index as
+ * COPYING by the caller (reads go to the HDD until it is installed): the
+ * candidate is no longer the policy's, and its heat travels with @w.
  */
 void hottier_policy_start(struct hottier_policy *p, struct hottier_work *w)
 {
-	struct hottier_mlock *lock;
-	unsigned long flags;
-
-	lock = hottier_map_lock(p->map, w->extent, &flags);
-	__hottier_map_insert(p->map, w->slot, w->extent);
-	hottier_map_unlock(lock, flags);
 	unclaim(p, w->extent);
 	w->heat = max(w->heat, take_heat(p, w->extent));
 }
@@ -656,34 +633,22 @@ void hottier_policy_cancel(struct hottier_policy *p, struct hottier_work *w)
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_cancel);
 
 /*
- * The copy of a started work item ended: @ok, the replica is installed
- * (pinned if its extent is pinned now); else the slot goes back once its
- * I/O drained, and the extent keeps its heat.
+ * The copy of a started work item ended, before the caller installs the
+ * replica (@ok) or removes it and gives its slot back: installed, it
+ * takes the heat its extent gathered while copying, in @w->heat, and is
+ * pinned if @w->pinned (its extent is pinned now); else the extent keeps
+ * its heat.
  */
 void hottier_policy_done(struct hottier_policy *p, struct hottier_work *w,
 			 bool ok)
 {
-	bool pinned = ok && hottier_policy_pinned(p, w->extent);
-	struct hottier_mlock *lock;
-	unsigned long flags;
-
-	if (ok)
-		w->heat = min_t(u64, (u64)w->heat + take_heat(p, w->extent),
-				HOTTIER_HEAT_MAX);
-	lock = hottier_map_lock(p->map, w->extent, &flags);
-	if (ok) {
-		if (pinned)
-			__hottier_map_set_pinned(p->map, w->slot, true);
-		__hottier_map_install(p->map, w->slot, w->heat,
-				      hottier_policy_epoch(p));
-	} else {
-		__hottier_map_remove(p->map, w->slot);
-	}
-	hottier_map_unlock(lock, flags);
 	if (!ok) {
 		keep_heat(p, w->extent, w->heat);
-		hottier_map_put(p->map, w->slot);
+		return;
 	}
+	w->heat = min_t(u64, (u64)w->heat + take_heat(p, w->extent),
+			HOTTIER_HEAT_MAX);
+	w->pinned = hottier_policy_pinned(p, w->extent);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_done);
 

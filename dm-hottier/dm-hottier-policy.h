@@ -82,13 +82,6 @@ struct hottier_policy {
 	/* Extents of work items handed out, not yet in the map's index. */
 	u64 pending[HOTTIER_POLICY_PENDING];
 	unsigned int nr_pending;
-	/*
-	 * The target's, or NULL: called under the victim's lock as an
-	 * eviction takes it out of the index, true if its record is to be
-	 * invalidated (hottier_work.dropping).
-	 */
-	bool (*dropping)(void *ctx, struct hottier_mlock *lock, u32 slot);
-	void *ctx;
 };
 
 /* Where a candidate came from. */
@@ -98,15 +91,20 @@ enum hottier_work_why {
 	HOTTIER_WHY_PIN,		/* a pin */
 };
 
-/* A promotion: copy @extent into @slot (RESERVED for it). */
+/*
+ * A promotion: copy @extent into @slot, RESERVED for it, or (@evict)
+ * holding @victim's replica, which the caller evicts first.
+ */
 struct hottier_work {
 	u64 extent;
 	u32 slot;
 	u32 heat;			/* the extent's, carried to its slot */
 	bool pinned;
-	bool evicted;			/* @slot held @victim's replica */
-	bool dropping;			/* ... recorded: see ->dropping */
+	bool evict;			/* @slot holds @victim's replica */
+	bool victim_cut;		/* ... which the rate rule cut */
+	bool dropping;			/* the caller's: its record goes */
 	u64 victim;
+	u32 victim_heat;		/* kept in the heat table, evicted */
 	unsigned int visits;		/* slots the victim search looked at */
 };
 
@@ -116,15 +114,17 @@ void hottier_policy_exit(struct hottier_policy *p);
 void hottier_policy_set_threshold(struct hottier_policy *p, u32 reads);
 bool hottier_policy_miss(struct hottier_policy *p, u64 extent, bool scan);
 int hottier_policy_next(struct hottier_policy *p, struct hottier_work *w);
+void hottier_policy_evicted(struct hottier_policy *p, struct hottier_work *w,
+			    bool ok);
 void hottier_policy_cancel(struct hottier_policy *p, struct hottier_work *w);
 void hottier_policy_start(struct hottier_policy *p, struct hottier_work *w);
 void hottier_policy_done(struct hottier_policy *p, struct hottier_work *w,
 			 bool ok);
 void hottier_policy_tick(struct hottier_policy *p);
 u16 hottier_policy_epoch(struct hottier_policy *p);
-void hottier_policy_shift(struct hottier_policy *p);
-bool hottier_policy_shift_second(struct hottier_policy *p, u32 elapsed_ms,
-				 u32 halflife_ms);
+void hottier_policy_turnover(struct hottier_policy *p);
+bool hottier_policy_turnover_second(struct hottier_policy *p, u32 elapsed_ms,
+				    u32 halflife_ms);
 bool hottier_policy_pinned(struct hottier_policy *p, u64 extent);
 int hottier_policy_promote_range(struct hottier_policy *p, u64 first,
 				 u64 last, gfp_t gfp);
@@ -142,40 +142,40 @@ u32 hottier_policy_pin_ranges(struct hottier_policy *p, u64 *first,
 			      u64 *last, u32 max, bool count);
 
 /*
- * The working-set shift detector. Once a second the target gives it the
+ * The working-set turnover detector. Once a second the target gives it the
  * device's fresh reads and their hits so far: reads that continue no
  * stream, since a stream's reads are one decision repeated (its file
  * playing from the SSD or not), not evidence of where the hot set is. It
- * averages their rates over the half-life and over HOTTIER_SHIFT_SHORT_S.
- * A shift begins once the short average's hits, and its hit ratio, have
- * been under 1 / HOTTIER_SHIFT_DROP of the long average's for
- * HOTTIER_SHIFT_HOLD_S, the long hit ratio being 1 / HOTTIER_SHIFT_LEAST
- * or more and the detector HOTTIER_SHIFT_ARM_S old: one shift a drop, the
- * next waits for the hits to come back. In a shift (one epoch), a replica
+ * averages their rates over the half-life and over HOTTIER_TURNOVER_SHORT_S.
+ * A turnover begins once the short average's hits, and its hit ratio, have
+ * been under 1 / HOTTIER_TURNOVER_DROP of the long average's for
+ * HOTTIER_TURNOVER_HOLD_S, the long hit ratio being 1 / HOTTIER_TURNOVER_LEAST
+ * or more and the detector HOTTIER_TURNOVER_ARM_S old: one turnover a drop, the
+ * next waits for the hits to come back. In a turnover (one epoch), a replica
  * unread since it began is cut once the rate of its last read says it
- * missed HOTTIER_SHIFT_MISSED reads (hottier_shift_heat()).
+ * missed HOTTIER_TURNOVER_MISSED reads (hottier_turnover_heat()).
  */
-#define HOTTIER_SHIFT_SHORT_S	2
-#define HOTTIER_SHIFT_DROP	4
-#define HOTTIER_SHIFT_HOLD_S	2
-#define HOTTIER_SHIFT_LEAST	5
-#define HOTTIER_SHIFT_ARM_S	10
-#define HOTTIER_SHIFT_MISSED	2
-/* Rates are kept in reads a second, times 2^HOTTIER_SHIFT_RATE_SHIFT. */
-#define HOTTIER_SHIFT_RATE_SHIFT	8
+#define HOTTIER_TURNOVER_SHORT_S	2
+#define HOTTIER_TURNOVER_DROP	4
+#define HOTTIER_TURNOVER_HOLD_S	2
+#define HOTTIER_TURNOVER_LEAST	5
+#define HOTTIER_TURNOVER_ARM_S	10
+#define HOTTIER_TURNOVER_MISSED	2
+/* Rates are kept in reads a second, times 2^HOTTIER_TURNOVER_RATE_SHIFT. */
+#define HOTTIER_TURNOVER_RATE_SHIFT	8
 
-struct hottier_shift {
+struct hottier_turnover {
 	u64 hits, reads;		/* the counters at the last sample */
 	u64 long_hits, long_reads;	/* averaged over the half-life */
-	u64 short_hits, short_reads;	/* ... over HOTTIER_SHIFT_SHORT_S */
+	u64 short_hits, short_reads;	/* ... over HOTTIER_TURNOVER_SHORT_S */
 	u32 age_ms;			/* since the first sample */
 	u32 low_ms;			/* the drop held; U32_MAX: it fired */
 	bool primed;			/* hits and reads are a sample's */
 };
 
-void hottier_shift_init(struct hottier_shift *sh);
-bool hottier_shift_sample(struct hottier_shift *sh, u64 hits, u64 reads,
-			  u32 elapsed_ms, u32 halflife_ms, bool shifting);
-u32 hottier_shift_heat(u32 elapsed_ms, u32 halflife_ms);
+void hottier_turnover_init(struct hottier_turnover *sh);
+bool hottier_turnover_sample(struct hottier_turnover *sh, u64 hits, u64 reads,
+			     u32 elapsed_ms, u32 halflife_ms, bool turning_over);
+u32 hottier_turnover_heat(u32 elapsed_ms, u32 halflife_ms);
 
 #endif /* DM_HOTTIER_POLICY_H */

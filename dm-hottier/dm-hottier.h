@@ -74,11 +74,11 @@ enum hottier_stat {
 	HOTTIER_STAT_REPLICA_READS_SSD,
 	HOTTIER_STAT_REPLICA_READS_HDD,
 	HOTTIER_STAT_SSD_ERRORS,
-	/* not printed: the shift detector's, reads that continue no stream */
+	/* not printed: the turnover detector's, reads continuing no stream */
 	HOTTIER_STAT_FRESH_READS,
 	HOTTIER_STAT_FRESH_HITS,
 	/* printed last: */
-	HOTTIER_STAT_SHIFTS,
+	HOTTIER_STAT_TURNOVERS,
 	HOTTIER_NR_STATS,
 };
 
@@ -224,17 +224,17 @@ struct hottier {
 	struct workqueue_struct *wq;
 	struct delayed_work promote_work;
 	struct delayed_work tick_work;
-	struct delayed_work sample_work;	/* the shift detector's second */
+	struct delayed_work sample_work;	/* the turnover detector's */
 	/*
-	 * Serialises the policy's ticks, by tick_work or by a shift that
+	 * Serialises the policy's ticks, by tick_work or by a turnover that
 	 * sample_work starts, and protects the fields below.
 	 */
 	struct mutex tick_lock;
 	unsigned long tick_at;		/* jiffies of the last tick */
 	unsigned long sample_at;	/* ... of the last sample */
-	unsigned long shift_at;		/* ... the shift began */
-	bool shifting;			/* its epoch is not over */
-	struct hottier_shift shift;
+	unsigned long turnover_at;	/* ... the turnover began */
+	bool turning_over;		/* its epoch is not over */
+	struct hottier_turnover turnover;
 	struct dm_kcopyd_client *kcopyd;
 	struct bio_set bs;
 	struct hottier_migration migs[HOTTIER_MAX_MIGRATIONS];
@@ -342,7 +342,7 @@ enum hottier_field {
 	HOTTIER_F_MIGRATIONS_ALLOWED, HOTTIER_F_MODE, HOTTIER_F_SCRUB_SLOTS,
 	HOTTIER_F_SCRUB, HOTTIER_F_MAP, HOTTIER_F_MAP_LOADED,
 	HOTTIER_F_MAP_DROPPED, HOTTIER_F_MAP_CHECKED, HOTTIER_F_MAP_WRITES,
-	HOTTIER_F_SHIFTS, HOTTIER_NR_FIELDS,
+	HOTTIER_F_TURNOVERS, HOTTIER_NR_FIELDS,
 };
 
 extern const char * const hottier_field_names[HOTTIER_NR_FIELDS];
@@ -416,11 +416,15 @@ void hottier_rec_kick_commit(struct hottier *ht);
 void hottier_rec_mark_dirty(struct hottier *ht, u32 slot);
 bool __hottier_rec_dropping(struct hottier *ht, struct hottier_mlock *lock,
 			    u32 slot);
-bool hottier_rec_dropping_hook(void *ctx, struct hottier_mlock *lock,
-			       u32 slot);
 void hottier_rec_drop(struct hottier *ht, u32 slot);
 void hottier_rec_defer(struct hottier *ht, struct bio *bio, u32 slot);
 void hottier_rec_installed(struct hottier *ht, u32 slot, u64 extent);
+bool __hottier_replica_remove(struct hottier *ht, struct hottier_mlock *lock,
+			      u32 slot, bool *pinned);
+bool hottier_replica_evict(struct hottier *ht, struct hottier_work *w);
+void hottier_replica_start(struct hottier *ht, struct hottier_work *w);
+void hottier_replica_done(struct hottier *ht, struct hottier_work *w,
+			  bool ok);
 bool hottier_replica_dropped(struct hottier *ht, u32 slot, bool pinned,
 			     bool recorded);
 int hottier_drop_extent(struct hottier *ht, u64 extent, bool pinned_too);

@@ -110,8 +110,8 @@ def hottier_ssd_sectors(usable_sectors, extent):
 # After scrub_mismatches (0.3 prints them all; an older module fewer).
 HOTTIER_EXTRA = ["ssd_latency_us", "hdd_latency_us", "replica_reads_ssd",
                  "replica_reads_hdd", "ssd_errors", "migrations_allowed"]
-# The working-set shifts detected: field 33, used/total counted as one.
-HOTTIER_SHIFTS_FIELD = 32
+# The working-set turnovers detected: field 33, used/total counted as one.
+HOTTIER_TURNOVERS_FIELD = 32
 
 
 def parse_status(kind, line):
@@ -132,8 +132,8 @@ def parse_status(kind, line):
         extra = f[3 + len(names):3 + len(names) + len(HOTTIER_EXTRA)]
         for k, x in zip(HOTTIER_EXTRA, extra):
             out[k] = int(x)
-        if len(f) > 3 + HOTTIER_SHIFTS_FIELD:     # since the field came
-            out["shifts"] = int(f[3 + HOTTIER_SHIFTS_FIELD])
+        if len(f) > 3 + HOTTIER_TURNOVERS_FIELD:     # since the field came
+            out["turnovers"] = int(f[3 + HOTTIER_TURNOVERS_FIELD])
     else:
         out["md_used_total"] = v["md_used_total"]
         out["dirty"] = int(v["dirty"])

@@ -26,7 +26,7 @@ INFO_FIELDS = ["reads", "writes", "read_sectors", "write_sectors", "discards",
                "hdd_latency_us", "replica_reads_ssd", "replica_reads_hdd",
                "ssd_errors", "migrations_allowed", "mode", "scrub_slots",
                "scrub", "map", "map_loaded", "map_dropped", "map_checked",
-               "map_writes", "shifts"]
+               "map_writes", "turnovers"]
 TEXT_FIELDS = ("mode", "scrub", "map")
 _names = itertools.count()
 

@@ -751,12 +751,12 @@ def test_tracked_never_exceeds_max_tracked_rounded_to_sets(hottier_module):
             assert seen[-1] == cap, seen
 
 
-# 8. Working-set shifts
+# 8. Working-set turnovers
 
-def test_a_moved_hot_set_is_one_shift_and_streams_beside_it_are_none(
+def test_a_moved_hot_set_is_one_turnover_and_streams_beside_it_are_none(
         hottier_module):
-    """Documentation/hottier.rst, Working-set shifts: random reads over a
-    region larger than the SSD, then over another, make one shift, and
+    """Documentation/hottier.rst, Working-set turnovers: random reads over a
+    region larger than the SSD, then over another, make one turnover, and
     the new region takes the SSD; then streams over cold data beside the
     new region's reads, which take the device's hit ratio down as a move
     would, make none, since a stream's reads continue it and are not
@@ -786,11 +786,11 @@ def test_a_moved_hot_set_is_one_shift_and_streams_beside_it_are_none(
 
             i, ratio_a = phase(25, *randread(a, 8))
             print("A:", ratio_a, i)
-            assert i["shifts"] == 0, i
+            assert i["turnovers"] == 0, i
             assert ratio_a > 0.5, (ratio_a, i)
             i, ratio_b = phase(25, *randread(b, 8))
             print("B:", ratio_b, i)
-            assert i["shifts"] == 1, i
+            assert i["turnovers"] == 1, i
             i, ratio_b2 = phase(10, *randread(b, 8))
             print("B, after:", ratio_b2, i)
             assert ratio_b2 > 0.5, (ratio_b2, i)
@@ -803,6 +803,6 @@ def test_a_moved_hot_set_is_one_shift_and_streams_beside_it_are_none(
             i, ratio_c = phase(20, *randread(b, 1, "--rate_iops=40"),
                                *streams)
             print("B with streams:", ratio_c, i)
-            # The device's hits fell as at a move; no shift.
+            # The device's hits fell as at a move; no turnover.
             assert ratio_c < ratio_b2 / 4, (ratio_c, ratio_b2)
-            assert i["shifts"] == 1, i
+            assert i["turnovers"] == 1, i

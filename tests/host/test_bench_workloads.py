@@ -360,7 +360,7 @@ def test_report_shows_the_goals_table(tmp_path):
     assert [g["result"] for g in rep["goals"]] == ["FAIL", "PASS"]
 
 
-def test_hottier_status_samples_keep_the_shifts_when_the_kernel_has_them():
+def test_hottier_status_samples_keep_the_turnovers_when_the_kernel_has_them():
     fields = [str(i) for i in range(1, 8)] + ["5/9"] + \
         [str(i) for i in range(9, 25)] + ["rw", "0", "idle", "off"] + \
         ["0"] * 4
@@ -368,5 +368,5 @@ def test_hottier_status_samples_keep_the_shifts_when_the_kernel_has_them():
     s = bl.parse_status("hottier", line)
     assert (s["used"], s["total"], s["read_hits"], s["migrations_allowed"]) \
         == (5, 9, 9, 24)
-    assert "shifts" not in s                    # a module before the field
-    assert bl.parse_status("hottier", line + " 3")["shifts"] == 3
+    assert "turnovers" not in s                    # a module before the field
+    assert bl.parse_status("hottier", line + " 3")["turnovers"] == 3

@@ -208,7 +208,7 @@ def test_status_line_splits_slots_and_keeps_mode_text():
     assert (s["scrub_slots"], s["scrub"]) == (40, "running")
     assert (s["map"], s["map_loaded"], s["map_dropped"], s["map_checked"],
             s["map_writes"]) == ("clean", 31, 2, 8, 17)
-    assert s["shifts"] == 3
+    assert s["turnovers"] == 3
     assert parse_status(line + " 77")["mode"] == "degraded"   # a new field
     with pytest.raises(HottierError, match="unexpected hottier status"):
         parse_status("0 2048 hottier 1 2 3")
@@ -295,7 +295,7 @@ def test_status_shows_hit_ratio_slots_and_the_rest(tree):
     assert re.search(r"hit ratio\s+87\.5% \(700 hits, 100 misses\)", text)
     assert re.search(r"SSD slots\s+120/512 used \(23\.4%\), 4 pinned", text)
     assert re.search(r"promotions\s+130, demotions 10", text)
-    assert re.search(r"working set\s+moved 1 time \(shifts detected\)",
+    assert re.search(r"working set\s+moved 1 time \(turnovers detected\)",
                      text)
     assert re.search(r"migrations\s+1 in flight, 3 allowed", text)
     assert re.search(r"latency\s+SSD 120 us, HDD 4100 us", text)

@@ -78,9 +78,9 @@ def status_lines(rec, before=None, seconds=None):
                     f"HDD {rec['hdd_latency_us']} us"),
         ("replica reads", f"SSD {rec['replica_reads_ssd']}, "
                           f"HDD {rec['replica_reads_hdd']}"),
-        ("working set", f"moved {rec['shifts']} "
-                        f"time{'' if rec['shifts'] == 1 else 's'} "
-                        "(shifts detected)"),
+        ("working set", f"moved {rec['turnovers']} "
+                        f"time{'' if rec['turnovers'] == 1 else 's'} "
+                        "(turnovers detected)"),
         ("SSD errors", str(rec["ssd_errors"])),
         ("SSD map", map_line(rec)),
     ]
