@@ -196,6 +196,21 @@ unsigned int hottier_migrations_allowed(struct hottier *ht)
 }
 
 /*
+ * For status: copies decided, their slot reserved, that wait to start
+ * (for the slot's I/O, a write to the extent, migration_mbps or the
+ * QoS). A snapshot read without the worker's exclusion.
+ */
+unsigned int hottier_migrations_waiting(struct hottier *ht)
+{
+	unsigned int n = 0;
+	int i;
+
+	for_each_set_bit(i, &ht->migs_busy, HOTTIER_MAX_MIGRATIONS)
+		n += READ_ONCE(ht->migs[i].state) == HOTTIER_MIG_WAITING;
+	return n;
+}
+
+/*
  * Copies allowed in flight: max_migrations, less what the QoS controller
  * takes away while the HDD's foreground I/O is over migration_budget_us.
  */

@@ -342,7 +342,7 @@ enum hottier_field {
 	HOTTIER_F_MIGRATIONS_ALLOWED, HOTTIER_F_MODE, HOTTIER_F_SCRUB_SLOTS,
 	HOTTIER_F_SCRUB, HOTTIER_F_MAP, HOTTIER_F_MAP_LOADED,
 	HOTTIER_F_MAP_DROPPED, HOTTIER_F_MAP_CHECKED, HOTTIER_F_MAP_WRITES,
-	HOTTIER_F_TURNOVERS, HOTTIER_NR_FIELDS,
+	HOTTIER_F_TURNOVERS, HOTTIER_F_MIGRATIONS_WAITING, HOTTIER_NR_FIELDS,
 };
 
 extern const char * const hottier_field_names[HOTTIER_NR_FIELDS];
@@ -470,6 +470,7 @@ void hottier_cancel_waiting(struct hottier *ht);
 void hottier_qos_note(struct hottier *ht, u64 ns);
 void hottier_qos_restart(struct hottier *ht);
 unsigned int hottier_migrations_allowed(struct hottier *ht);
+unsigned int hottier_migrations_waiting(struct hottier *ht);
 
 /* dm-hottier-io.c */
 void hottier_io_init(struct hottier *ht);

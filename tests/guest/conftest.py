@@ -26,7 +26,7 @@ INFO_FIELDS = ["reads", "writes", "read_sectors", "write_sectors", "discards",
                "hdd_latency_us", "replica_reads_ssd", "replica_reads_hdd",
                "ssd_errors", "migrations_allowed", "mode", "scrub_slots",
                "scrub", "map", "map_loaded", "map_dropped", "map_checked",
-               "map_writes", "turnovers"]
+               "map_writes", "turnovers", "migrations_waiting"]
 TEXT_FIELDS = ("mode", "scrub", "map")
 _names = itertools.count()
 
@@ -147,16 +147,21 @@ def scrub(dev, timeout=300.0):
         time.sleep(0.1)
 
 
+def no_copy_left(i):
+    """No copy in flight, and none decided that waits to start."""
+    return i["migrations"] == 0 and i["migrations_waiting"] == 0
+
+
 def wait_copies_done(dev, timeout=120.0):
-    """No copy in flight, and none started in the last half second (a
-    queued candidate is picked up at once by the worker)."""
+    """No copy in flight or waiting, and none started in the last half
+    second (a queued candidate is picked up at once by the worker)."""
     deadline = time.monotonic() + timeout
     while True:
-        first = poll(lambda: info(dev), lambda i: i["migrations"] == 0,
-                     timeout, "no copy in flight")
+        first = poll(lambda: info(dev), no_copy_left, timeout,
+                     "no copy in flight or waiting")
         time.sleep(0.5)
         last = info(dev)
-        if last["migrations"] == 0 and \
+        if no_copy_left(last) and \
                 last["promotions"] == first["promotions"] and \
                 last["copies_discarded"] == first["copies_discarded"]:
             return last

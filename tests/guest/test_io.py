@@ -35,7 +35,7 @@ STATE_FIELDS = ("slots_used", "slots_total", "migrations", "pinned", "tracked",
                 "scrub_checked", "scrub_mismatches", "ssd_latency_us",
                 "hdd_latency_us", "migrations_allowed", "mode", "scrub_slots",
                 "scrub", "map", "map_loaded", "map_dropped", "map_checked",
-                "map_writes")
+                "map_writes", "migrations_waiting")
 
 
 def counters(dev):

@@ -199,7 +199,7 @@ def test_the_documented_table_line_parses():
 def test_status_line_splits_slots_and_keeps_mode_text():
     line = ("0 2048 hottier " + " ".join(str(i) for i in range(7)) +
             " 5/9 " + " ".join(str(i) for i in range(9, 25)) + " degraded" +
-            " 40 running clean 31 2 8 17 3")
+            " 40 running clean 31 2 8 17 3 4")
     s = parse_status(line)
     assert list(s) == list(FIELDS)
     assert (s["slots_used"], s["slots_total"]) == (5, 9)
@@ -208,7 +208,7 @@ def test_status_line_splits_slots_and_keeps_mode_text():
     assert (s["scrub_slots"], s["scrub"]) == (40, "running")
     assert (s["map"], s["map_loaded"], s["map_dropped"], s["map_checked"],
             s["map_writes"]) == ("clean", 31, 2, 8, 17)
-    assert s["turnovers"] == 3
+    assert (s["turnovers"], s["migrations_waiting"]) == (3, 4)
     assert parse_status(line + " 77")["mode"] == "degraded"   # a new field
     with pytest.raises(HottierError, match="unexpected hottier status"):
         parse_status("0 2048 hottier 1 2 3")
@@ -297,7 +297,8 @@ def test_status_shows_hit_ratio_slots_and_the_rest(tree):
     assert re.search(r"promotions\s+130, demotions 10", text)
     assert re.search(r"working set\s+moved 1 time \(turnovers detected\)",
                      text)
-    assert re.search(r"migrations\s+1 in flight, 3 allowed", text)
+    assert re.search(r"migrations\s+1 in flight, 2 waiting, 3 allowed",
+                     text)
     assert re.search(r"latency\s+SSD 120 us, HDD 4100 us", text)
     assert re.search(r"SSD map\s+open, 96 replicas restored \(32 compared "
                      r"with the HDD\) and 0 dropped at start, 2 writes", text)

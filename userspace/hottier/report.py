@@ -73,6 +73,7 @@ def status_lines(rec, before=None, seconds=None):
         ("promotions", f"{rec['promotions']}, demotions {rec['demotions']}"
                        f", copies discarded {rec['copies_discarded']}"),
         ("migrations", f"{rec['migrations']} in flight, "
+                       f"{rec['migrations_waiting']} waiting, "
                        f"{rec['migrations_allowed']} allowed"),
         ("latency", f"SSD {rec['ssd_latency_us']} us, "
                     f"HDD {rec['hdd_latency_us']} us"),
