@@ -157,8 +157,7 @@ static int map_read(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 	    hottier_mslot_state(hottier_mslot(m, slot)) ==
 	    HOTTIER_S_RESIDENT) {
 		if (heats)
-			__hottier_map_hit(m, slot,
-					  hottier_policy_epoch(&ht->policy));
+			__hottier_policy_hit(&ht->policy, slot);
 		stat_add(ht, HOTTIER_STAT_READ_HITS, 1);
 		if (fresh)
 			stat_add(ht, HOTTIER_STAT_FRESH_HITS, 1);

@@ -114,7 +114,7 @@ static bool rig_read(struct rig *r, u64 extent, bool scan)
 	if (slot != HOTTIER_NIL &&
 	    hottier_mslot_state(hottier_mslot(&r->map, slot)) == HOTTIER_S_RESIDENT) {
 		if (!scan)
-			__hottier_map_hit(&r->map, slot, epoch(r));
+			__hottier_policy_hit(&r->p, slot);
 		hottier_map_unlock(lock, flags);
 		return true;
 	}

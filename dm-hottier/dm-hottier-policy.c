@@ -518,6 +518,16 @@ static u32 take_heat(struct hottier_policy *p, u64 extent)
 }
 
 /*
+ * A read hit the replica in @slot (under its map lock): it is heated, and
+ * moves up the victim levels (__hottier_map_hit()).
+ */
+void __hottier_policy_hit(struct hottier_policy *p, u32 slot)
+{
+	__hottier_map_hit(p->map, slot, hottier_policy_epoch(p));
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_policy_hit);
+
+/*
  * The next promotion: a free slot reserved for it, or the victim the map
  * offers when the candidate is hotter than the victim by the threshold
  * (hysteresis), or pinned. 0: @w is set; -ENODATA: no candidate left;

@@ -113,6 +113,7 @@ int hottier_policy_init(struct hottier_policy *p, struct hottier_map *map,
 void hottier_policy_exit(struct hottier_policy *p);
 void hottier_policy_set_threshold(struct hottier_policy *p, u32 reads);
 bool hottier_policy_miss(struct hottier_policy *p, u64 extent, bool scan);
+void __hottier_policy_hit(struct hottier_policy *p, u32 slot);
 int hottier_policy_next(struct hottier_policy *p, struct hottier_work *w);
 void hottier_policy_evicted(struct hottier_policy *p, struct hottier_work *w,
 			    bool ok);
