@@ -212,11 +212,33 @@ static void submit_ssd_write(struct hottier *ht, struct bio *bio,
 	submit_bio_noacct(clone);
 }
 
+/* The write-throughs in flight to extents of @lock (ht->wt_cells). */
+static struct hlist_head *wt_cells(struct hottier *ht,
+				   struct hottier_mlock *lock)
+{
+	return &ht->wt_cells[lock - ht->map.locks];
+}
+
+/* A write-through to @slot in flight over [start, end), or NULL; locked. */
+static struct hottier_io *__wt_overlap(struct hlist_head *cells, u32 slot,
+				       sector_t start, sector_t end)
+{
+	struct hottier_io *c;
+
+	hlist_for_each_entry(c, cells, cell)
+		if (c->slot == slot && c->cell_start < end &&
+		    start < c->cell_end)
+			return c;
+	return NULL;
+}
+
 /*
  * A write goes to the HDD; to a replicated extent, also to the SSD
- * (through), one write at a time per extent (later ones wait on
- * ht->blocked), or it drops the replica first (around). Queued writes
- * come back here from redispatch_work.
+ * (through), after the write-throughs in flight that it overlaps (it
+ * waits in its cell's list), or it drops the replica first (around).
+ * The first write to a recorded replica holds the whole extent until it
+ * ends: no other write may reach the HDD before its record is an intent.
+ * Queued writes come back here from redispatch_work.
  */
 static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 {
@@ -226,7 +248,9 @@ static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 	struct hottier_mslot *s;
 	unsigned long flags;
 	struct hottier_mlock *lock;
+	struct hottier_io *busy;
 	bool pinned, recorded;
+	sector_t start, end;
 	u32 slot;
 
 	if (!io->counted) {
@@ -277,20 +301,26 @@ static int map_write(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 		hottier_rec_defer(ht, bio, HOTTIER_NIL);
 		return DM_MAPIO_SUBMITTED;
 	}
-	if (hottier_mslot_flags(s) & HOTTIER_SF_WRITING) {
-		io->wait_slot = slot;
-		spin_lock(&ht->blocked_lock);
-		bio_list_add(&ht->blocked, bio);
-		spin_unlock(&ht->blocked_lock);
+	recorded = READ_ONCE(ht->records_live) &&
+		   (hottier_mslot_rec(s) & HOTTIER_MR_REC);
+	start = recorded ? extent_first_sector(ht, extent) : offset;
+	end = recorded ? start + extent_len(ht, extent) :
+			 offset + bio_sectors(bio);
+	busy = __wt_overlap(wt_cells(ht, lock), slot, start, end);
+	if (busy) {
+		bio_list_add(&busy->waiters, bio);
 		hottier_map_unlock(lock, flags);
 		return DM_MAPIO_SUBMITTED;
 	}
+	io->cell_start = start;
+	io->cell_end = end;
+	bio_list_init(&io->waiters);
+	hlist_add_head(&io->cell, wt_cells(ht, lock));
 	__hottier_mslot_set_flags(s, HOTTIER_SF_WRITING, 0);
 	io->write_through = true;
 	io->slot = slot;
 	hottier_map_get(m, slot);
-	if (READ_ONCE(ht->records_live) &&
-	    (hottier_mslot_rec(s) & HOTTIER_MR_REC)) {
+	if (recorded) {
 		/*
 		 * The first write to a recorded replica: its record becomes
 		 * an intent first (an activation after a crash compares it).
@@ -418,7 +448,6 @@ int hottier_map(struct dm_target *ti, struct bio *bio)
 	io->counted = false;
 	io->write_through = false;
 	io->slot = HOTTIER_NIL;
-	io->wait_slot = HOTTIER_NIL;
 	io->ssd_status = BLK_STS_OK;
 	io->inval_wt = false;
 	io->dev = -1;
@@ -456,17 +485,18 @@ static void end_write_through(struct hottier *ht, struct hottier_io *io,
 			      blk_status_t error)
 {
 	struct hottier_mslot *s = hottier_mslot(&ht->map, io->slot);
-	struct bio_list waiting, keep;
 	bool dropped = false, recorded = false, pinned;
+	struct bio_list waiting;
 	unsigned long flags;
 	struct hottier_mlock *lock;
-	struct bio *bio;
 
 	if (io->ssd_status)
 		hottier_ssd_error(ht);
 	/* io->first: the extent written, whatever the slot holds by now. */
 	lock = hottier_map_lock(&ht->map, io->first, &flags);
-	__hottier_mslot_set_flags(s, 0, HOTTIER_SF_WRITING);
+	hlist_del(&io->cell);
+	if (!__wt_overlap(wt_cells(ht, lock), io->slot, 0, ht->ti->len))
+		__hottier_mslot_set_flags(s, 0, HOTTIER_SF_WRITING);
 	if ((error || io->ssd_status) &&
 	    hottier_mslot_state(s) == HOTTIER_S_RESIDENT &&
 	    __hottier_map_find(&ht->map, io->first) == io->slot) {
@@ -475,16 +505,7 @@ static void end_write_through(struct hottier *ht, struct hottier_io *io,
 		dropped = true;
 	}
 	/* Under the extent's lock: no new waiter joins meanwhile. */
-	bio_list_init(&waiting);
-	bio_list_init(&keep);
-	spin_lock(&ht->blocked_lock);
-	while ((bio = bio_list_pop(&ht->blocked))) {
-		struct hottier_io *w = dm_per_bio_data(bio, sizeof(*w));
-
-		bio_list_add(w->wait_slot == io->slot ? &waiting : &keep, bio);
-	}
-	ht->blocked = keep;
-	spin_unlock(&ht->blocked_lock);
+	waiting = io->waiters;
 	hottier_map_unlock(lock, flags);
 	/* Recorded (an intent): its slot goes after the invalidation. */
 	if (dropped)
@@ -628,8 +649,8 @@ void hottier_io_init(struct hottier *ht)
 	bio_list_init(&ht->retry);
 	INIT_WORK(&ht->retry_work, do_retry);
 	INIT_WORK(&ht->event_work, raise_event);
-	spin_lock_init(&ht->blocked_lock);
-	bio_list_init(&ht->blocked);
+	for (i = 0; i < HOTTIER_MAP_LOCKS; i++)
+		INIT_HLIST_HEAD(&ht->wt_cells[i]);
 	spin_lock_init(&ht->deferred_lock);
 	bio_list_init(&ht->deferred);
 	INIT_WORK(&ht->range_work, do_ranges);

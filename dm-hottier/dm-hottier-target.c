@@ -17,8 +17,9 @@
  *  - A slot is reused only after every I/O sent to it completed: each I/O
  *    holds a reference on its slot (hottier_slot_get(), the map's slot
  *    refs).
- *  - Writes to one replicated extent are serialised, so both devices apply
- *    them in the same order (HOTTIER_SF_WRITING of its slot).
+ *  - Overlapping writes to a replicated extent are serialised, so both
+ *    devices apply them in the same order (a write-through's cell,
+ *    ht->wt_cells); writes that do not overlap run in parallel.
  *
  * See Documentation/hottier.rst for the table line, status and messages.
  */

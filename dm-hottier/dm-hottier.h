@@ -131,9 +131,17 @@ struct hottier_io {
 	u64 first, last;	/* extents counted in wtrack, if counted */
 	bool flush;		/* an empty flush (to either member) */
 	bool counted;
-	bool write_through;	/* holds HOTTIER_SF_WRITING of its slot */
+	bool write_through;	/* holds a cell, and so SF_WRITING, of its slot */
 	u32 slot;		/* slot referenced, or HOTTIER_NIL */
-	u32 wait_slot;		/* on ht->blocked: the write-through awaited */
+	/*
+	 * A write-through's cell, in ht->wt_cells under its extent's map
+	 * lock: the target sectors [cell_start, cell_end) it writes (the
+	 * whole extent while its record's invalidation is awaited), and the
+	 * writes that overlap them, waiting for it to end.
+	 */
+	struct hlist_node cell;
+	sector_t cell_start, cell_end;
+	struct bio_list waiters;
 	blk_status_t ssd_status; /* the write-through SSD clone's result */
 	bool inval_wt;		/* a write-through behind an invalidation */
 	int dev;		/* a read's device (enum hottier_route_dev), or -1 */
@@ -210,8 +218,12 @@ struct hottier {
 	struct hottier_wtrack wtrack[HOTTIER_WTRACK_BUCKETS];
 	atomic_t invalidations;		/* copies started before are dropped */
 
-	spinlock_t blocked_lock;	/* protects blocked */
-	struct bio_list blocked;	/* writes behind a write-through */
+	/*
+	 * Write-throughs in flight (struct hottier_io.cell), a list per map
+	 * lock, each protected by that lock: a write waits only for those
+	 * it overlaps, so both members apply overlapping writes in one order.
+	 */
+	struct hlist_head wt_cells[HOTTIER_MAP_LOCKS];
 
 	spinlock_t deferred_lock;	/* protects deferred */
 	struct bio_list deferred;	/* large discards, for range_work */

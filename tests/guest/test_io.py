@@ -2,13 +2,14 @@
 
 import os
 import subprocess
+import threading
 import time
 
 import pytest
 
 import devices
 from conftest import KernelLog, copies_stopped, hottier_table, info, scrub, \
-    unique
+    unique, wait_copies_done
 from tracing import Blktrace
 
 pytestmark = pytest.mark.kernel
@@ -275,3 +276,55 @@ def test_unknown_message_is_refused_with_a_log_line(hottier):
     assert r.returncode != 0
     assert "Invalid argument" in r.stderr
     assert "unsupported message 'frobnicate'" in log.new()
+
+
+def most_writes_in_flight(dev, *fio_args):
+    """fio's random 4 KiB writes at iodepth 16 to @dev, while the writes
+    in flight on the member @dev.member (its /sys/block inflight file) are
+    sampled: the most seen at once."""
+    path = f"/sys/block/{kname(dev.member)}/inflight"
+    most, done = 0, threading.Event()
+
+    def sample():
+        nonlocal most
+        while not done.is_set():
+            with open(path) as f:
+                most = max(most, int(f.read().split()[1]))
+            time.sleep(0.001)
+
+    t = threading.Thread(target=sample)
+    t.start()
+    try:
+        subprocess.run(["fio", "--name=w", f"--filename={dev.path}",
+                        "--direct=1", "--ioengine=libaio", "--iodepth=16",
+                        "--bs=4k", "--rw=randwrite", "--randseed=37",
+                        "--output-format=terse", *fio_args],
+                       check=True, capture_output=True)
+    finally:
+        done.set()
+        t.join()
+    return most
+
+
+def test_writes_to_one_replica_wait_only_for_writes_they_overlap(
+        hottier_module):
+    """Write-throughs to one replicated extent on an HDD that takes many
+    at once (20 ms each): those that do not overlap are in flight together
+    on the HDD, those that do overlap one at a time, so both members apply
+    them in one order; the replica still equals the HDD."""
+    with devices.NullBlk(unique("hdd"), 64, completion_nsec=20_000_000,
+                         hw_queue_depth=32) as h, \
+            devices.fast(unique("ssd"), 16) as s:
+        line = hottier_table(h.path, s.path, EXTENT,
+                             opts=("promote_threshold", "1000000"))
+        with devices.DmDevice(unique("ht"), line) as d:
+            d.member = h
+            d.message("pin", "0", str(EXTENT))
+            assert wait_copies_done(d)["slots_used"] == 1
+            apart = most_writes_in_flight(d, "--size=1m", "--number_ios=320")
+            same = most_writes_in_flight(d, "--size=4k", "--number_ios=24")
+            assert apart >= 8, apart
+            assert same == 1, same
+            c = scrub(d)
+            assert (c["slots_used"], c["scrub_checked"],
+                    c["scrub_mismatches"]) == (1, 1, 0), c
