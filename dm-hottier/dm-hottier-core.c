@@ -277,6 +277,12 @@ bool hottier_replica_dropped(struct hottier *ht, u32 slot, bool pinned,
 	return recorded;
 }
 
+/* Drop @extent's replica if @slot still holds it, pinned or not. */
+int hottier_drop_replica(struct hottier *ht, u32 slot, u64 extent)
+{
+	return drop_slot(ht, slot, extent, true);
+}
+
 /* Drop @extent's replica, if it has one (drop_slot()'s result). */
 int hottier_drop_extent(struct hottier *ht, u64 extent, bool pinned_too)
 {

@@ -73,9 +73,18 @@ int hottier_compare_extent(struct hottier *ht, u64 extent, u32 slot,
 /*
  * Scrub one slot. A comparison that overlapped a write (the extent's write
  * generation moved, or a write was in flight) proves nothing: try again.
- * Returns 1 for a mismatch, 0 for a match or no replica, -EBUSY if writes
- * never left it alone.
+ * A replica that differs from the HDD is dropped at once, pinned or not
+ * (a pinned one is copied again): it must never serve a read. Returns 1
+ * for a mismatch, 0 for a match or no replica, -EBUSY if writes never
+ * left it alone.
  */
+static void drop_mismatch(struct hottier *ht, u32 slot, u64 extent)
+{
+	DMERR_LIMIT("%s: scrub: the replica of extent %llu differs from the HDD: dropped",
+		    ht_name(ht), (unsigned long long)extent);
+	hottier_drop_replica(ht, slot, extent);
+}
+
 static int scrub_slot(struct hottier *ht, u32 slot, struct page *a,
 		      struct page *b)
 {
@@ -114,6 +123,8 @@ static int scrub_slot(struct hottier *ht, u32 slot, struct page *a,
 		hottier_slot_put(ht, slot);
 		if (r >= 0 && quiet) {
 			WRITE_ONCE(ht->scrub_checked, ht->scrub_checked + 1);
+			if (r)
+				drop_mismatch(ht, slot, extent);
 			return r;
 		}
 		if (r < 0 && r != -EAGAIN)

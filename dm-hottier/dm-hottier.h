@@ -439,6 +439,7 @@ void hottier_replica_done(struct hottier *ht, struct hottier_work *w,
 			  bool ok);
 bool hottier_replica_dropped(struct hottier *ht, u32 slot, bool pinned,
 			     bool recorded);
+int hottier_drop_replica(struct hottier *ht, u32 slot, u64 extent);
 int hottier_drop_extent(struct hottier *ht, u64 extent, bool pinned_too);
 bool hottier_drop_range(struct hottier *ht, u64 first, u64 last,
 			bool pinned_too);

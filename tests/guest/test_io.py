@@ -8,6 +8,7 @@ import time
 import pytest
 
 import devices
+import directio
 from conftest import KernelLog, copies_stopped, hottier_table, info, scrub, \
     unique, wait_copies_done
 from tracing import Blktrace
@@ -328,3 +329,40 @@ def test_writes_to_one_replica_wait_only_for_writes_they_overlap(
             c = scrub(d)
             assert (c["slots_used"], c["scrub_checked"],
                     c["scrub_mismatches"]) == (1, 1, 0), c
+
+
+def test_scrub_drops_a_replica_that_differs_and_a_pin_comes_back(
+        hottier_module):
+    """Replicas overwritten behind the device's back (every slot of the
+    SSD's data area): scrub counts each, logs it and drops it at once, so
+    reads come from the HDD; the pinned one is copied again and equal."""
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16) as s:
+        with directio.Direct(h.path, write=True,
+                             max_bytes=2 * EXTENT * 512) as f:
+            f.write(0, os.urandom(2 * EXTENT * 512))
+        want = read_sectors(h.path, 0, 2 * EXTENT)
+        line = hottier_table(h.path, s.path, EXTENT,
+                             opts=("promote_threshold", "1000000"))
+        with devices.DmDevice(unique("ht"), line) as d:
+            d.message("pin", "0", str(EXTENT))
+            d.message("promote", str(EXTENT), str(EXTENT))
+            assert wait_copies_done(d)["slots_used"] == 2
+            ssd = devices.sectors(s.path)
+            first = directio.slot_sector(ssd, EXTENT, 0)
+            with directio.Direct(s.path, write=True,
+                                 max_bytes=(ssd - first) * 512) as f:
+                f.write(first * 512, os.urandom((ssd - first) * 512))
+            log = KernelLog()
+            before = info(d)
+            c = scrub(d)
+            assert (c["scrub_checked"], c["scrub_mismatches"]) == (2, 2), c
+            said = log.new()
+            assert said.count("differs from the HDD: dropped") == 2, said
+            c = wait_copies_done(d)
+            assert (c["slots_used"], c["pinned"]) == (1, 1), c
+            assert c["demotions"] == before["demotions"] + 2, c
+            assert c["promotions"] == before["promotions"] + 1, c
+            assert read_sectors(d.path, 0, 2 * EXTENT) == want
+            c = scrub(d)
+            assert (c["scrub_checked"], c["scrub_mismatches"]) == (1, 0), c
