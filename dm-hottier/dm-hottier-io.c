@@ -101,9 +101,19 @@ static bool is_empty_flush(struct bio *bio)
 	return (bio->bi_opf & REQ_PREFLUSH) && !bio_sectors(bio);
 }
 
+/*
+ * An empty flush goes to both members. Degraded, the SSD's half ends at
+ * once: the SSD's replicas are not used until ssd_reset drops them, and
+ * the on-SSD map flushes its own writes, so a dying SSD's timeouts must
+ * not stall the caller's fsync.
+ */
 static int map_flush(struct hottier *ht, struct bio *bio)
 {
 	if (dm_bio_get_target_bio_nr(bio) == HOTTIER_FLUSH_SSD) {
+		if (is_degraded(ht)) {
+			bio_endio(bio);
+			return DM_MAPIO_SUBMITTED;
+		}
 		bio_set_dev(bio, ht->ssd->bdev);
 		return DM_MAPIO_REMAPPED;
 	}

@@ -296,6 +296,42 @@ def test_ssd_replaced_by_error_target_everything_reads_from_the_hdd(
         assert (c["read_hits"], c["replica_reads_ssd"]) == (0, 0), c
 
 
+def fsyncs(path, n, data):
+    """@n writes of @data at 0, each followed by an fsync (a flush)."""
+    fd = os.open(path, os.O_RDWR)
+    try:
+        for _ in range(n):
+            os.pwrite(fd, data, 0)
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def test_a_degraded_device_flushes_only_the_hdd(hottier_module):
+    """Degraded, an fsync flushes the HDD alone: the SSD (with a volatile
+    cache, so that flushes reach it, behind dm-flakey) fails every I/O,
+    and none of the caller's flushes reaches it."""
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16, cache_mb=4) as s, \
+            devices.linear(unique("sm"), s.path) as m, \
+            devices.DmDevice(unique("ht"), hottier_table(
+                h.path, m.path, EXTENT, opts=(
+                    "promote_threshold", "1000000", "routing", "ssd",
+                    "ssd_error_threshold", "1"))) as d:
+        data = os.urandom(4096)
+        fsyncs(d.path, 1, data)
+        d.message("pin", "0", str(EXTENT))
+        wait_resident(d, 1)
+        m.reload(devices.flakey_table(s.path, 0, 3600))
+        assert odirect_read(d.path, 0, 4096) == data   # retried on the HDD
+        c = info(d)
+        assert c["mode"] == "degraded", c
+        d.message("reset_stats")
+        fsyncs(d.path, 3, data)
+        c = info(d)
+        assert c["flushes"] >= 3 and c["ssd_flush_errors"] == 0, c
+
+
 def test_hdd_read_errors_reach_the_caller_on_non_resident_extents(
         hottier_module):
     """Media errors on the HDD are returned as EIO, every time; promoting
