@@ -144,6 +144,16 @@ static int get_devices(struct hottier *ht, char **error)
 		*error = "HDD and SSD must be different devices";
 		return -EINVAL;
 	}
+	/*
+	 * The on-SSD map writes 512-byte record sectors: an SSD with larger
+	 * logical blocks (4Kn) would fail them and lose the map. Refused
+	 * until the map writes whole logical blocks.
+	 */
+	if (ht->args.hdd_id[0] &&
+	    bdev_logical_block_size(ht->ssd->bdev) != SECTOR_SIZE) {
+		*error = "The on-SSD map (hdd_id) needs an SSD with 512-byte logical blocks";
+		return -EINVAL;
+	}
 	return hottier_check_geometry(ti->len, bdev_nr_sectors(ht->hdd->bdev),
 				      bdev_nr_sectors(ht->ssd->bdev),
 				      ht->args.extent_sectors, error);

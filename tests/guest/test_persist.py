@@ -25,7 +25,7 @@ import devices
 import directio
 import hotio
 from conftest import (KernelLog, hottier_table, info, recorded, scrub,
-                      unique)
+                      unique, wait_copies_done)
 
 EXTENT = 128                    # 64 KiB
 PINNED_MB = 4                   # 64 extents
@@ -1085,6 +1085,27 @@ def test_damaged_superblocks_and_records_lose_only_warmth(hottier_module):
                 if logged:
                     assert logged in log.new(), damage
                 assert scrub(d)["scrub_mismatches"] == 0
+
+
+@pytest.mark.kernel
+def test_a_4kn_ssd_is_refused_for_the_map_and_taken_without_it(
+        hottier_module):
+    """The on-SSD map writes 512-byte record sectors: with hdd_id, an SSD
+    of 4 KiB logical blocks is refused at create, saying why, and nothing
+    is written to it; without hdd_id it is a plain cache."""
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16, blocksize=4096) as s:
+        before = digest(s.path, 4)
+        said = create_fails(table(h.path, s.path))
+        assert "needs an SSD with 512-byte logical blocks" in said, said
+        assert digest(s.path, 4) == before
+        with devices.DmDevice(unique("ht"), hottier_table(
+                h.path, s.path, EXTENT,
+                opts=("promote_threshold", "1000000"))) as d:
+            d.message("pin", "0", str(4 * EXTENT))
+            c = wait_copies_done(d)
+            assert c["slots_used"] == 4, c
+            assert scrub(d)["scrub_mismatches"] == 0
 
 
 def test_a_resized_ssd_is_refused_and_the_hdd_may_grow_or_shrink(
