@@ -15,6 +15,7 @@ static struct hottier_sb *example_sb(struct kunit *test)
 	struct hottier_sb *sb = kunit_kzalloc(test, sizeof(*sb), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, sb);
+	sb->version = HOTTIER_META_VERSION;
 	sb->flags = HOTTIER_SB_CLEAN;
 	sb->nonce = 0xdeadbeef;
 	sb->seq = 7;
@@ -61,7 +62,10 @@ static void superblock_fields_sit_where_the_docs_say(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, offsetof(struct hottier_sb_disk, hdd_id), 64UL);
 	KUNIT_EXPECT_EQ(test, offsetof(struct hottier_sb_disk, nr_pins), 128UL);
 	KUNIT_EXPECT_EQ(test, offsetof(struct hottier_sb_disk, pins), 136UL);
-	KUNIT_EXPECT_EQ(test, sizeof(struct hottier_sb_disk), 3976UL);
+	KUNIT_EXPECT_EQ(test, offsetof(struct hottier_sb_disk, compat), 3976UL);
+	KUNIT_EXPECT_EQ(test, offsetof(struct hottier_sb_disk, incompat),
+			3980UL);
+	KUNIT_EXPECT_EQ(test, sizeof(struct hottier_sb_disk), 3984UL);
 	KUNIT_EXPECT_EQ(test, offsetof(struct hottier_rec_disk, heat), 8UL);
 	KUNIT_EXPECT_EQ(test, offsetof(struct hottier_rec_disk, csum), 12UL);
 }
@@ -112,18 +116,90 @@ static void a_flipped_bit_anywhere_is_corrupt(struct kunit *test)
 	}
 }
 
+/* @sb encoded into @b, for the test to change before resum(). */
+static struct hottier_sb_disk *encoded(const struct hottier_sb *sb, u8 *b)
+{
+	hottier_sb_encode(sb, b);
+	return (struct hottier_sb_disk *)b;
+}
+
+/* An encoded superblock, changed by the test: its checksum again. */
+static void resum(u8 *b)
+{
+	struct hottier_sb_disk *d = (struct hottier_sb_disk *)b;
+
+	d->csum = cpu_to_le32(hottier_meta_csum(~0U, b + 4,
+						HOTTIER_META_BLOCK - 4));
+}
+
 static void a_later_version_is_refused_not_misread(struct kunit *test)
 {
 	struct hottier_sb *sb = example_sb(test);
 	struct hottier_sb_disk *d;
 	u8 *b = block(test);
 
-	hottier_sb_encode(sb, b);
-	d = (struct hottier_sb_disk *)b;
+	d = encoded(sb, b);
 	d->version = cpu_to_le32(HOTTIER_META_VERSION + 1);
-	d->csum = cpu_to_le32(hottier_meta_csum(~0U, b + 4,
-						HOTTIER_META_BLOCK - 4));
+	resum(b);
 	KUNIT_EXPECT_EQ(test, hottier_sb_decode(b, sb), HOTTIER_SB_NEWER);
+	/* Version 0 was never written: not ours to read either. */
+	d->version = 0;
+	resum(b);
+	KUNIT_EXPECT_EQ(test, hottier_sb_decode(b, sb), HOTTIER_SB_NEWER);
+}
+
+/*
+ * A version-1 superblock (feature words zero, as its tail was) decodes,
+ * saying its version, for the takeover to trust it only if clean; what
+ * this module writes is version 2.
+ */
+static void a_version_1_superblock_decodes_and_says_so(struct kunit *test)
+{
+	struct hottier_sb *sb = example_sb(test), *out = example_sb(test);
+	struct hottier_sb_disk *d;
+	u8 *b = block(test);
+
+	d = encoded(sb, b);
+	KUNIT_EXPECT_EQ(test, b[4], (u8)2);
+	d->version = cpu_to_le32(HOTTIER_META_VERSION_V1);
+	resum(b);
+	KUNIT_ASSERT_EQ(test, hottier_sb_decode(b, out), HOTTIER_SB_OURS);
+	KUNIT_EXPECT_EQ(test, out->version, 1U);
+	out->version = sb->version;
+	KUNIT_EXPECT_EQ(test, memcmp(sb, out, sizeof(*sb)), 0);
+}
+
+/*
+ * An incompat feature this module does not know: never decoded as ours
+ * (the takeover drops the map), whichever bit. An unknown compat feature
+ * is read past, and cleared when the superblock is written again.
+ */
+static void unknown_features_incompat_dropped_compat_cleared(struct kunit *test)
+{
+	struct hottier_sb *sb = example_sb(test), *out = example_sb(test);
+	struct hottier_sb_disk *d;
+	u8 *b = block(test);
+	unsigned int bit;
+
+	for (bit = 0; bit < 32; bit++) {
+		if (HOTTIER_INCOMPAT_KNOWN & BIT(bit))
+			continue;
+		d = encoded(sb, b);
+		d->incompat = cpu_to_le32(BIT(bit));
+		resum(b);
+		KUNIT_EXPECT_EQ_MSG(test, hottier_sb_decode(b, out),
+				    HOTTIER_SB_INCOMPAT, "bit %u", bit);
+		KUNIT_EXPECT_EQ(test, out->incompat, (u32)BIT(bit));
+	}
+	d = encoded(sb, b);
+	d->compat = cpu_to_le32(~HOTTIER_COMPAT_KNOWN);
+	resum(b);
+	KUNIT_ASSERT_EQ(test, hottier_sb_decode(b, out), HOTTIER_SB_OURS);
+	KUNIT_EXPECT_EQ(test, out->compat, ~HOTTIER_COMPAT_KNOWN);
+	KUNIT_EXPECT_EQ(test, out->hdd_id[0], sb->hdd_id[0]);
+	hottier_sb_encode(out, b);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(d->compat), HOTTIER_COMPAT_KNOWN);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(d->incompat), HOTTIER_INCOMPAT_KNOWN);
 }
 
 static void check_refuses_another_owner_extent_or_layout(struct kunit *test)
@@ -230,6 +306,8 @@ static struct kunit_case hottier_meta_cases[] = {
 	KUNIT_CASE(a_zeroed_block_is_new_and_anything_else_foreign),
 	KUNIT_CASE(a_flipped_bit_anywhere_is_corrupt),
 	KUNIT_CASE(a_later_version_is_refused_not_misread),
+	KUNIT_CASE(a_version_1_superblock_decodes_and_says_so),
+	KUNIT_CASE(unknown_features_incompat_dropped_compat_cleared),
 	KUNIT_CASE(check_refuses_another_owner_extent_or_layout),
 	KUNIT_CASE(records_check_out_only_for_their_slot_and_format),
 	KUNIT_CASE(ids_are_printable_words),

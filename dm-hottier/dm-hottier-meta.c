@@ -12,6 +12,8 @@
 #include <linux/string.h>
 
 static_assert(sizeof(struct hottier_sb_disk) <= HOTTIER_META_BLOCK);
+/* Where Documentation/hottier.rst says the feature words are. */
+static_assert(offsetof(struct hottier_sb_disk, compat) == 3976);
 static_assert(sizeof(struct hottier_rec_disk) == HOTTIER_MAP_ENTRY_BYTES);
 static_assert(HOTTIER_SB_SECTORS * 512 == HOTTIER_META_BLOCK);
 
@@ -68,16 +70,23 @@ void hottier_sb_encode(const struct hottier_sb *sb, void *block)
 		d->pins[i].first_sector = cpu_to_le64(sb->pins[i].first_sector);
 		d->pins[i].nr_sectors = cpu_to_le64(sb->pins[i].nr_sectors);
 	}
+	/* What this module writes is what it kept: the features it knows. */
+	d->compat = cpu_to_le32(sb->compat & HOTTIER_COMPAT_KNOWN);
+	d->incompat = cpu_to_le32(sb->incompat & HOTTIER_INCOMPAT_KNOWN);
 	d->csum = cpu_to_le32(sb_csum(block));
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_sb_encode);
 
-/* What @block (sector 0, HOTTIER_META_BLOCK bytes) holds; *@sb if ours. */
+/*
+ * What @block (sector 0, HOTTIER_META_BLOCK bytes) holds; *@sb if ours,
+ * of version 1 or 2 (sb->version says which), or with an incompat
+ * feature this module does not know (sb->incompat says which).
+ */
 enum hottier_sb_kind hottier_sb_decode(const void *block,
 				       struct hottier_sb *sb)
 {
 	const struct hottier_sb_disk *d = block;
-	u32 i;
+	u32 i, version;
 
 	if (!memchr_inv(block, 0, HOTTIER_META_BLOCK))
 		return HOTTIER_SB_ZERO;
@@ -85,13 +94,20 @@ enum hottier_sb_kind hottier_sb_decode(const void *block,
 		return HOTTIER_SB_FOREIGN;
 	if (le32_to_cpu(d->csum) != sb_csum(block))
 		return HOTTIER_SB_CORRUPT;
-	if (le32_to_cpu(d->version) != HOTTIER_META_VERSION)
+	version = le32_to_cpu(d->version);
+	if (version != HOTTIER_META_VERSION &&
+	    version != HOTTIER_META_VERSION_V1)
 		return HOTTIER_SB_NEWER;
 	if (le32_to_cpu(d->nr_pins) > HOTTIER_SB_MAX_PINS ||
 	    memchr(d->hdd_id, 0, HOTTIER_ID_MAX) == d->hdd_id)
 		return HOTTIER_SB_CORRUPT;
 
 	memset(sb, 0, sizeof(*sb));
+	sb->version = version;
+	sb->compat = le32_to_cpu(d->compat);
+	sb->incompat = le32_to_cpu(d->incompat);
+	if (sb->incompat & ~HOTTIER_INCOMPAT_KNOWN)
+		return HOTTIER_SB_INCOMPAT;
 	sb->flags = le32_to_cpu(d->flags);
 	sb->nonce = le32_to_cpu(d->nonce);
 	sb->seq = le64_to_cpu(d->seq);

@@ -15,7 +15,14 @@
 
 /* "hottier" and a NUL, read as a little-endian u64. */
 #define HOTTIER_META_MAGIC	0x0072656974746f68ULL
-#define HOTTIER_META_VERSION	1
+/*
+ * Version 2 added the feature words and fixed what a map open at a
+ * takeover may be trusted with: a version-1 map is taken over only if it
+ * was stopped cleanly (a build of that version may not have kept its
+ * records while it ran, whatever its flags say).
+ */
+#define HOTTIER_META_VERSION	2
+#define HOTTIER_META_VERSION_V1	1
 #define HOTTIER_META_BLOCK	4096
 /* Pinned ranges the superblock holds, in sectors (any extent size). */
 #define HOTTIER_SB_MAX_PINS	240
@@ -27,6 +34,17 @@
  * is trusted after a crash too. A map without it is trusted only clean.
  */
 #define HOTTIER_SB_LIVE		BIT(1)
+
+/*
+ * Feature bits. A compat feature may be ignored by a module that does not
+ * know it (it clears the bit when it writes the superblock, since it did
+ * not keep the feature); a map with an incompat feature this module does
+ * not know is never trusted: the takeover drops it, pins and all, and the
+ * device starts cold. Every change in what the map means sets a new bit,
+ * or bumps the version. None is defined yet in version 2.
+ */
+#define HOTTIER_COMPAT_KNOWN	0U
+#define HOTTIER_INCOMPAT_KNOWN	0U
 
 /* Record flags. */
 #define HOTTIER_REC_VALID	BIT(0)	/* the slot holds a clean replica */
@@ -62,6 +80,9 @@ struct hottier_sb_disk {
 	__le32 nr_pins;
 	__le32 reserved;
 	struct hottier_pin_disk pins[HOTTIER_SB_MAX_PINS];
+	/* Version 2: zero in a version-1 superblock (its tail is zero). */
+	__le32 compat;
+	__le32 incompat;
 } __packed;
 
 /*
@@ -80,6 +101,9 @@ struct hottier_rec_disk {
 
 /* The superblock, decoded. */
 struct hottier_sb {
+	u32 version;		/* decoded: 1 or 2; encoded as 2 */
+	u32 compat;		/* decoded: as on the SSD; encoded as known */
+	u32 incompat;
 	u32 flags;
 	u32 nonce;
 	u64 seq;
@@ -101,6 +125,8 @@ enum hottier_sb_kind {
 	HOTTIER_SB_OURS,	/* a superblock of ours that checks out */
 	HOTTIER_SB_CORRUPT,	/* our magic, a bad checksum: an empty map */
 	HOTTIER_SB_NEWER,	/* a version this module does not know */
+	/* Ours, of this version, with an incompat feature it does not know. */
+	HOTTIER_SB_INCOMPAT,
 	HOTTIER_SB_FOREIGN,	/* anything else: formatted only on request */
 };
 

@@ -227,6 +227,7 @@ int hottier_persist_ctr(struct hottier *ht, bool live, char **error)
 	switch (kind) {
 	case HOTTIER_SB_ZERO:
 	case HOTTIER_SB_CORRUPT:
+	case HOTTIER_SB_INCOMPAT:	/* the takeover drops it */
 		return 0;
 	case HOTTIER_SB_OURS:
 		r = hottier_sb_check(sb, ht->args.hdd_id,
@@ -463,6 +464,24 @@ static int invalidate_map(struct hottier *ht)
 }
 
 /*
+ * Whether the records of this HDD's map may be restored: it was stopped
+ * cleanly, or it was kept live while open, which only a version-2 map
+ * says for sure. A version-1 map left open keeps only its pins.
+ */
+static bool sb_trusted(struct hottier *ht, struct hottier_sb *sb)
+{
+	if (sb->flags & HOTTIER_SB_CLEAN)
+		return true;
+	if (!(sb->flags & HOTTIER_SB_LIVE))
+		return false;
+	if (sb->version == HOTTIER_META_VERSION)
+		return true;
+	DMWARN("%s: the SSD's map is of version %u and was left open: its records are not trusted",
+	       ht_name(ht), sb->version);
+	return false;
+}
+
+/*
  * The first resume: read what the SSD holds, restore it if it is this
  * HDD's map, stopped cleanly or kept live, and mark it in use. *@pins: the
  * superblock's pins should be applied. *@rewrite: records were found and
@@ -485,7 +504,7 @@ static int take_over(struct hottier *ht, bool *pins, bool *rewrite)
 	    !hottier_sb_check(sb, ht->args.hdd_id, ht->args.extent_sectors,
 			      &ht->layout, &why)) {
 		*pins = true;
-		if (sb->flags & (HOTTIER_SB_CLEAN | HOTTIER_SB_LIVE)) {
+		if (sb_trusted(ht, sb)) {
 			if (!(sb->flags & HOTTIER_SB_CLEAN))
 				DMINFO("%s: the SSD's map was left open: recorded replicas kept",
 				       ht_name(ht));
@@ -505,12 +524,17 @@ static int take_over(struct hottier *ht, bool *pins, bool *rewrite)
 		if (kind == HOTTIER_SB_CORRUPT)
 			DMWARN("%s: the SSD's superblock fails its checksum: an empty map",
 			       ht_name(ht));
+		else if (kind == HOTTIER_SB_INCOMPAT && !ht->args.format_ssd)
+			DMWARN("%s: the map has unknown incompat features %#x: an empty map",
+			       ht_name(ht),
+			       sb->incompat & ~HOTTIER_INCOMPAT_KNOWN);
 		else if (why)
 			/* A reload that changed the extent size, say. */
 			DMINFO("%s: the SSD's map is not taken over: %s",
 			       ht_name(ht), why);
 		format_sb(ht);
 	}
+	sb->version = HOTTIER_META_VERSION;
 	sb->flags = (sb->flags & ~HOTTIER_SB_CLEAN) | HOTTIER_SB_LIVE;
 	sb->seq++;
 	return 0;

@@ -1087,6 +1087,110 @@ def test_damaged_superblocks_and_records_lose_only_warmth(hottier_module):
                 assert scrub(d)["scrub_mismatches"] == 0
 
 
+def _crc32c_table():
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
+        table.append(c)
+    return table
+
+
+CRC32C = _crc32c_table()
+
+
+def crc32c(data, crc=0xFFFFFFFF):
+    """The map's crc32c: Castagnoli, seed ~0, no final inversion
+    (Documentation/hottier.rst, On-SSD map)."""
+    for b in data:
+        crc = CRC32C[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc
+
+
+# Superblock words (Documentation/hottier.rst's table), as struct formats.
+SB_VERSION, SB_FLAGS, SB_COMPAT, SB_INCOMPAT = 4, 16, 3976, 3980
+SB_CLEAN, SB_LIVE = 1, 2
+
+
+def sb_words(path):
+    with directio.Direct(path) as f:
+        sb = f.read(0, 4096)
+    assert struct.unpack_from("<I", sb, 0)[0] == crc32c(sb[4:])
+    return {at: struct.unpack_from("<I", sb, at)[0]
+            for at in (SB_VERSION, SB_FLAGS, SB_COMPAT, SB_INCOMPAT)}
+
+
+def sb_forge(path, words):
+    """Set superblock words, and its checksum so that it checks out: what
+    another build of the module could have written."""
+    with directio.Direct(path, write=True) as f:
+        sb = bytearray(f.read(0, 4096))
+        for at, value in words.items():
+            struct.pack_into("<I", sb, at, value)
+        struct.pack_into("<I", sb, 0, crc32c(sb[4:]))
+        f.write(0, bytes(sb))
+
+
+@pytest.mark.kernel
+def test_the_map_says_its_version_and_unknown_features_drop_it(
+        hottier_module):
+    """The superblock is version 2 with its feature words, unknown compat
+    ones cleared. A version-1 map is taken over after a clean stop (an
+    upgrade from 0.3) but not left open: a build of that version may not
+    have kept its records, whatever its flags say. An unknown incompat
+    feature drops the map: the device comes up cold, saying why."""
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16) as s:
+        line = table(h.path, s.path)
+        fill(h.path, 4, 3)
+        expect = digest(h.path, 4)
+
+        def warm_up():
+            with devices.DmDevice(unique("ht"), line) as d:
+                d.message("promote", "0", str(2 * 2048))
+                settled(d, 32)
+
+        def comes_up(words, loaded, said=None, dropped=0):
+            sb_forge(s.path, words)
+            log = KernelLog()
+            with devices.DmDevice(unique("ht"), line) as d:
+                c = info(d)
+                assert (c["map_loaded"], c["slots_used"],
+                        c["map_dropped"]) == (loaded, loaded, dropped), \
+                    (words, c)
+                if said:
+                    assert said in log.new(), words
+                assert digest(d.path, 4) == expect
+                assert scrub(d)["scrub_mismatches"] == 0
+                if loaded:
+                    return
+                d.message("promote", "0", str(2 * 2048))
+                settled(d, 32)
+
+        warm_up()
+        w = sb_words(s.path)
+        assert (w[SB_VERSION], w[SB_COMPAT], w[SB_INCOMPAT]) == (2, 0, 0), w
+        assert w[SB_FLAGS] == SB_CLEAN | SB_LIVE, w
+        # An unknown compat feature is read past, and cleared.
+        comes_up({SB_COMPAT: 1 << 31}, 32)
+        assert sb_words(s.path)[SB_COMPAT] == 0
+        # Left open by this version (a crash): kept, as its records were.
+        comes_up({SB_FLAGS: SB_LIVE}, 32,
+                 "left open: recorded replicas kept")
+        # Version 1, clean: taken over, and written back as version 2.
+        comes_up({SB_VERSION: 1}, 32)
+        assert sb_words(s.path)[SB_VERSION] == 2
+        # Version 1 left open: its records are not trusted.
+        comes_up({SB_VERSION: 1, SB_FLAGS: SB_LIVE}, 0,
+                 "is of version 1 and was left open", dropped=32)
+        # An unknown incompat feature: an empty map, the bit not kept.
+        comes_up({SB_INCOMPAT: 1 << 31}, 0,
+                 "has unknown incompat features 0x80000000")
+        w = sb_words(s.path)
+        assert (w[SB_VERSION], w[SB_INCOMPAT]) == (2, 0), w
+
+
 @pytest.mark.kernel
 def test_a_4kn_ssd_is_refused_for_the_map_and_taken_without_it(
         hottier_module):
