@@ -339,18 +339,31 @@ out:
  * out but not destroyed yet, may have written its map clean at its
  * suspend. From this table's resume on, the HDD is written without that
  * SSD, so its map is invalidated first.
+ *
+ * The old table is the one of this device that took its SSD over (a
+ * table loaded beside it never resumed). Its invalidation is SSD I/O,
+ * with retries, so it runs after claims_lock is dropped: no other
+ * device's create waits for it. That is safe because dm destroys the
+ * old table only once this resume has returned, in the same ioctl.
  */
 static void retire_replaced_ssd(struct hottier *ht)
 {
+	struct hottier *old = NULL;
 	struct hottier_claim *c;
 
 	mutex_lock(&claims_lock);
-	list_for_each_entry(c, &claims, list)
-		if (c != &ht->claim && c->md == ht->claim.md &&
-		    c->ssd != ht->claim.ssd)
-			hottier_persist_retire(container_of(c, struct hottier,
-							    claim));
+	list_for_each_entry(c, &claims, list) {
+		if (c == &ht->claim || c->md != ht->claim.md ||
+		    c->ssd == ht->claim.ssd)
+			continue;
+		old = container_of(c, struct hottier, claim);
+		if (READ_ONCE(old->taken_over))
+			break;
+		old = NULL;
+	}
 	mutex_unlock(&claims_lock);
+	if (old)
+		hottier_persist_retire(old);
 }
 
 /*

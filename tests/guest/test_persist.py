@@ -551,6 +551,70 @@ def test_a_reload_over_another_ssd_invalidates_the_old_ssds_map(
                 assert settled(d, 16)["pinned"] == before["pinned"]
 
 
+# The old SSD's writes while its map is invalidated, and how long another
+# device's create or remove may take meanwhile: over a small null_blk pair
+# each takes 1 to 3 s in a 6.1 guest here (a busy host), and nearly as
+# long as the slow write or longer when it waits on a lock the
+# invalidation holds.
+RETIRE_WRITE_MS = 10000
+CREATE_MAX_S = RETIRE_WRITE_MS / 1000 / 2
+
+
+def test_a_replaced_ssds_slow_invalidation_holds_up_no_other_device(
+        hottier_module):
+    """The old SSD's map is invalidated when the reload's new table
+    resumes, with SSD I/O and its retries: no module-wide lock is held
+    for it, so devices created or removed meanwhile do not wait for that
+    SSD."""
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.fast(unique("ssd"), 16) as s1, \
+            devices.fast(unique("ssd"), 16) as s2, \
+            devices.fast(unique("hdd"), 16) as h3, \
+            devices.fast(unique("ssd"), 16) as s3, ssd_wrapper(s1) as w:
+        hid = "wwn-0x5000c500a1b2c3d4"
+        other = hottier_table(h3.path, s3.path, EXTENT, opts=NO_PROMOTE)
+        took, stop = [], threading.Event()
+
+        def create_others():
+            # A create and a remove each take the lock of the members'
+            # claims: each is timed.
+            while not stop.is_set():
+                start = time.monotonic()
+                o = devices.DmDevice(unique("other"), other)
+                took.append(time.monotonic() - start)
+                start = time.monotonic()
+                o.remove()
+                took.append(time.monotonic() - start)
+
+        with devices.DmDevice(unique("ht"), table(h.path, w.path, hid,
+                                                  "format_ssd", "yes")) as d:
+            d.message("promote", "0", "2048")
+            settled(d, 16)
+            d.suspend()
+            w.reload(devices.delay_table(s1.path, 0, RETIRE_WRITE_MS))
+            log = KernelLog()
+            t = threading.Thread(target=create_others)
+            t.start()
+            try:
+                time.sleep(1)
+                start = time.monotonic()
+                d.reload(table(h.path, s2.path, hid, "format_ssd", "yes"))
+                resumed = time.monotonic() - start
+                time.sleep(1)
+            finally:
+                stop.set()
+                t.join()
+            print(f"resume {resumed:.2f} s; creates, removes {took}")
+            assert "the SSD is replaced: its map is invalidated" in \
+                log.new()
+            # The invalidation was a write to the slow SSD at least, and
+            # other devices came and went all along.
+            assert resumed >= RETIRE_WRITE_MS / 1000, resumed
+            assert len(took) >= 4, took
+            assert max(took) < CREATE_MAX_S, (resumed, took)
+        w.reload(devices.linear_table(s1.path))
+
+
 def test_replicas_dropped_while_suspended_never_come_back(hottier_module):
     """A suspend writes the map clean; invalidate or demote while suspended
     invalidates the dropped replicas' records before the message returns,
