@@ -51,13 +51,13 @@ void hottier_rec_mark_dirty(struct hottier *ht, u32 slot)
 {
 	if (!READ_ONCE(ht->records_live))
 		return;
-	set_bit(slot / HOTTIER_RECS_PER_SECTOR, ht->rec_dirty);
+	set_bit(rec_unit(ht, slot), ht->rec_dirty);
 	hottier_rec_kick_commit(ht);
 }
 
 static void mark_inval(struct hottier *ht, u32 slot)
 {
-	set_bit(slot / HOTTIER_RECS_PER_SECTOR, ht->rec_inval);
+	set_bit(rec_unit(ht, slot), ht->rec_inval);
 }
 
 /*

@@ -69,7 +69,6 @@
 
 /* Records written at a time by a commit or an invalidation. */
 #define HOTTIER_REC_IO		(64 * 1024)
-#define REC_RUN			(HOTTIER_REC_IO / SECTOR_SIZE)
 /* The witness of degraded mode is tried this long before writes fail. */
 #define HOTTIER_WITNESS_MS	2000
 #define HOTTIER_WITNESS_TRIES	10
@@ -82,6 +81,17 @@ static bool persistent(struct hottier *ht)
 }
 
 static int write_records(struct hottier *ht, u32 nonce);
+
+/* A unit of records (rec_unit()), in bytes and in records. */
+static u32 unit_bytes(struct hottier *ht)
+{
+	return SECTOR_SIZE << ht->rec_unit_shift;
+}
+
+static u32 recs_per_unit(struct hottier *ht)
+{
+	return HOTTIER_RECS_PER_SECTOR << ht->rec_unit_shift;
+}
 
 /* Synchronous I/O of @bytes at @sector of the SSD, from @buf. */
 static int meta_io_buf(struct hottier *ht, blk_opf_t opf, sector_t sector,
@@ -192,12 +202,16 @@ int hottier_persist_ctr(struct hottier *ht, bool live, char **error)
 	ht->sb = kzalloc(sizeof(*ht->sb), GFP_KERNEL);
 	ht->pin_buf = kcalloc(2 * HOTTIER_SB_MAX_PINS, sizeof(u64), GFP_KERNEL);
 	if (persistent(ht)) {
-		ht->nr_rec_sectors = DIV_ROUND_UP(ht->layout.nr_slots,
-						  HOTTIER_RECS_PER_SECTOR);
+		/* The constructor refused logical blocks over 4 KiB. */
+		ht->rec_unit_shift =
+			ilog2(bdev_logical_block_size(ht->ssd->bdev) >>
+			      SECTOR_SHIFT);
+		ht->nr_rec_units = DIV_ROUND_UP(ht->layout.nr_slots,
+						recs_per_unit(ht));
 		ht->rec_buf = vmalloc(HOTTIER_REC_IO);
-		ht->rec_dirty = bitmap_zalloc(ht->nr_rec_sectors, GFP_KERNEL);
-		ht->rec_inval = bitmap_zalloc(ht->nr_rec_sectors, GFP_KERNEL);
-		ht->rec_write = bitmap_zalloc(ht->nr_rec_sectors, GFP_KERNEL);
+		ht->rec_dirty = bitmap_zalloc(ht->nr_rec_units, GFP_KERNEL);
+		ht->rec_inval = bitmap_zalloc(ht->nr_rec_units, GFP_KERNEL);
+		ht->rec_write = bitmap_zalloc(ht->nr_rec_units, GFP_KERNEL);
 	}
 	if (!ht->meta_buf || !ht->sb || !ht->pin_buf ||
 	    (persistent(ht) && (!ht->rec_buf || !ht->rec_dirty ||
@@ -297,7 +311,8 @@ static int load_map(struct hottier *ht, bool restore)
 		r = meta_io(ht, REQ_OP_READ, HOTTIER_SB_SECTORS +
 			    div_u64((u64)slot * HOTTIER_MAP_ENTRY_BYTES,
 				    SECTOR_SIZE),
-			    round_up(n * HOTTIER_MAP_ENTRY_BYTES, SECTOR_SIZE));
+			    round_up(n * HOTTIER_MAP_ENTRY_BYTES,
+				     unit_bytes(ht)));
 		if (r)
 			break;
 		for (i = 0; i < n; i++) {
@@ -688,7 +703,7 @@ static int write_records(struct hottier *ht, u32 nonce)
 				    div_u64((u64)slot * HOTTIER_MAP_ENTRY_BYTES,
 					    SECTOR_SIZE),
 				    round_up(n * HOTTIER_MAP_ENTRY_BYTES,
-					     SECTOR_SIZE));
+					     unit_bytes(ht)));
 			if (r)
 				return r;
 		}
@@ -711,8 +726,8 @@ static int write_map(struct hottier *ht)
 	r = blkdev_issue_flush(ht->hdd->bdev);
 	if (!r) {
 		/* Everything is written again: nothing waits for a commit. */
-		bitmap_zero(ht->rec_dirty, ht->nr_rec_sectors);
-		bitmap_zero(ht->rec_inval, ht->nr_rec_sectors);
+		bitmap_zero(ht->rec_dirty, ht->nr_rec_units);
+		bitmap_zero(ht->rec_inval, ht->nr_rec_units);
 		r = write_records(ht, nonce);
 	}
 	if (!r)
@@ -780,24 +795,24 @@ void hottier_persist_retire(struct hottier *ht)
 /* Records kept while open */
 
 /*
- * Sectors [@first, @first + @n) of records from what memory holds: a slot
+ * Units [@first, @first + @n) of records from what memory holds: a slot
  * has a valid record if its replica is resident and recorded, an intent if
  * it was written through since. Written with FUA, after a flush of the SSD
  * if @flush. rec_lock held.
  */
-static int write_rec_sectors(struct hottier *ht, u32 first, u32 n, bool flush)
+static int write_rec_units(struct hottier *ht, u32 first, u32 n, bool flush)
 {
 	u16 epoch = hottier_policy_epoch(&ht->policy);
 	struct hottier_rec_disk *d = ht->rec_buf;
-	u32 slot = first * HOTTIER_RECS_PER_SECTOR, end, i;
+	u32 slot = first * recs_per_unit(ht), end, i;
 	struct hottier_mslot *s;
 	struct hottier_rec rec;
 	u32 meta, mr;
 
 	lockdep_assert_held(&ht->rec_lock);
-	end = min_t(u64, (u64)(first + n) * HOTTIER_RECS_PER_SECTOR,
+	end = min_t(u64, (u64)(first + n) * recs_per_unit(ht),
 		    ht->layout.nr_slots);
-	memset(d, 0, n * SECTOR_SIZE);
+	memset(d, 0, n * unit_bytes(ht));
 	for (i = 0; slot < end; slot++, i++) {
 		s = hottier_mslot(&ht->map, slot);
 		meta = READ_ONCE(s->meta);
@@ -817,16 +832,18 @@ static int write_rec_sectors(struct hottier *ht, u32 first, u32 n, bool flush)
 	}
 	return meta_io_buf(ht, REQ_OP_WRITE | REQ_FUA |
 			   (flush ? REQ_PREFLUSH : 0),
-			   HOTTIER_SB_SECTORS + first, n * SECTOR_SIZE,
-			   ht->rec_buf);
+			   HOTTIER_SB_SECTORS +
+			   ((sector_t)first << ht->rec_unit_shift),
+			   n * unit_bytes(ht), ht->rec_buf);
 }
 
-/* The run of set bits of @map from @first, at most REC_RUN long. */
-static u32 rec_run(unsigned long *map, u32 nbits, u32 first)
+/* The run of set bits of @map from @first: units for one HOTTIER_REC_IO. */
+static u32 rec_run(struct hottier *ht, unsigned long *map, u32 first)
 {
-	u32 n = 1;
+	u32 n = 1, max = HOTTIER_REC_IO / unit_bytes(ht);
 
-	while (first + n < nbits && n < REC_RUN && test_bit(first + n, map))
+	while (first + n < ht->nr_rec_units && n < max &&
+	       test_bit(first + n, map))
 		n++;
 	return n;
 }
@@ -864,8 +881,8 @@ static int kill_records(struct hottier *ht)
 	}
 	WRITE_ONCE(ht->records_live, false);
 	WRITE_ONCE(ht->records_stuck, false);
-	bitmap_zero(ht->rec_dirty, ht->nr_rec_sectors);
-	bitmap_zero(ht->rec_inval, ht->nr_rec_sectors);
+	bitmap_zero(ht->rec_dirty, ht->nr_rec_units);
+	bitmap_zero(ht->rec_inval, ht->nr_rec_units);
 	DMWARN("%s: the SSD's map is invalidated: a crash now brings it back cold",
 	       ht_name(ht));
 	return 0;
@@ -886,13 +903,13 @@ static int write_invalidations(struct hottier *ht)
 		return 0;
 	if (is_degraded(ht))
 		return kill_records(ht);
-	for (sec = find_first_bit(ht->rec_inval, ht->nr_rec_sectors);
-	     sec < ht->nr_rec_sectors;
-	     sec = find_next_bit(ht->rec_inval, ht->nr_rec_sectors, sec + n)) {
-		n = rec_run(ht->rec_inval, ht->nr_rec_sectors, sec);
+	for (sec = find_first_bit(ht->rec_inval, ht->nr_rec_units);
+	     sec < ht->nr_rec_units;
+	     sec = find_next_bit(ht->rec_inval, ht->nr_rec_units, sec + n)) {
+		n = rec_run(ht, ht->rec_inval, sec);
 		for (i = 0; i < n; i++)
 			clear_bit(sec + i, ht->rec_inval);
-		r = write_rec_sectors(ht, sec, n, false);
+		r = write_rec_units(ht, sec, n, false);
 		if (r) {
 			DMERR_LIMIT("%s: cannot invalidate records on the SSD (error %d)",
 				    ht_name(ht), r);
@@ -1048,7 +1065,7 @@ int hottier_persist_sync(struct hottier *ht)
 /* Resumed: replicas that wait to be recorded get a commit. */
 void hottier_persist_started(struct hottier *ht)
 {
-	if (persistent(ht) && !bitmap_empty(ht->rec_dirty, ht->nr_rec_sectors))
+	if (persistent(ht) && !bitmap_empty(ht->rec_dirty, ht->nr_rec_units))
 		hottier_rec_kick_commit(ht);
 }
 
@@ -1076,14 +1093,14 @@ static bool commit_slot(struct hottier *ht, u32 slot)
 		goto out;
 	if (hottier_mslot_flags(s) & HOTTIER_SF_WRITING) {
 		__hottier_mslot_set_rec(s, 0, HOTTIER_MR_PEND);
-		set_bit(slot / HOTTIER_RECS_PER_SECTOR, ht->rec_dirty);
+		set_bit(rec_unit(ht, slot), ht->rec_dirty);
 	} else if (rec & HOTTIER_MR_PEND) {
 		__hottier_mslot_set_rec(s, HOTTIER_MR_REC,
 					HOTTIER_MR_PEND | HOTTIER_MR_INTENT);
 		recorded = true;
 	} else {
 		__hottier_mslot_set_rec(s, HOTTIER_MR_PEND, 0);
-		set_bit(slot / HOTTIER_RECS_PER_SECTOR, ht->rec_dirty);
+		set_bit(rec_unit(ht, slot), ht->rec_dirty);
 	}
 out:
 	hottier_map_unlock(lock, flags);
@@ -1112,29 +1129,29 @@ static void do_commit(struct work_struct *ws)
 	mutex_lock(&ht->rec_lock);
 	if (!ht->records_live)
 		goto out;
-	for (sec = find_first_bit(ht->rec_dirty, ht->nr_rec_sectors);
-	     sec < ht->nr_rec_sectors;
-	     sec = find_next_bit(ht->rec_dirty, ht->nr_rec_sectors, sec + 1)) {
+	for (sec = find_first_bit(ht->rec_dirty, ht->nr_rec_units);
+	     sec < ht->nr_rec_units;
+	     sec = find_next_bit(ht->rec_dirty, ht->nr_rec_units, sec + 1)) {
 		clear_bit(sec, ht->rec_dirty);
-		slot = sec * HOTTIER_RECS_PER_SECTOR;
-		end = min_t(u64, slot + HOTTIER_RECS_PER_SECTOR, ht->layout.nr_slots);
+		slot = sec * recs_per_unit(ht);
+		end = min_t(u64, slot + recs_per_unit(ht), ht->layout.nr_slots);
 		for (; slot < end; slot++)
 			if (commit_slot(ht, slot))
 				__set_bit(sec, ht->rec_write);
 		cond_resched();
 	}
-	if (bitmap_empty(ht->rec_write, ht->nr_rec_sectors))
+	if (bitmap_empty(ht->rec_write, ht->nr_rec_units))
 		goto out;
 	r = blkdev_issue_flush(ht->hdd->bdev);
 	hdd_failed = r != 0;
-	for (sec = find_first_bit(ht->rec_write, ht->nr_rec_sectors);
-	     !r && sec < ht->nr_rec_sectors;
-	     sec = find_next_bit(ht->rec_write, ht->nr_rec_sectors, sec + n)) {
-		n = rec_run(ht->rec_write, ht->nr_rec_sectors, sec);
-		r = write_rec_sectors(ht, sec, n, flush);
+	for (sec = find_first_bit(ht->rec_write, ht->nr_rec_units);
+	     !r && sec < ht->nr_rec_units;
+	     sec = find_next_bit(ht->rec_write, ht->nr_rec_units, sec + n)) {
+		n = rec_run(ht, ht->rec_write, sec);
+		r = write_rec_units(ht, sec, n, flush);
 		flush = false;
 	}
-	bitmap_zero(ht->rec_write, ht->nr_rec_sectors);
+	bitmap_zero(ht->rec_write, ht->nr_rec_units);
 	/*
 	 * The replicas just recorded in memory may not be on the SSD, or be
 	 * there before their copies are durable; the next invalidation of a
@@ -1149,7 +1166,7 @@ static void do_commit(struct work_struct *ws)
 		kill_records(ht);
 	}
 out:
-	if (!bitmap_empty(ht->rec_dirty, ht->nr_rec_sectors))
+	if (!bitmap_empty(ht->rec_dirty, ht->nr_rec_units))
 		hottier_rec_kick_commit(ht);
 	mutex_unlock(&ht->rec_lock);
 }

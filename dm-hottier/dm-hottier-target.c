@@ -125,6 +125,7 @@ static void hottier_destroy(struct hottier *ht)
 static int get_devices(struct hottier *ht, char **error)
 {
 	struct dm_target *ti = ht->ti;
+	unsigned int lbs;
 	int r;
 
 	/* The mode's type changed in 6.5 (blk_mode_t): pass it straight on. */
@@ -145,13 +146,19 @@ static int get_devices(struct hottier *ht, char **error)
 		return -EINVAL;
 	}
 	/*
-	 * The on-SSD map writes 512-byte record sectors: an SSD with larger
-	 * logical blocks (4Kn) would fail them and lose the map. Refused
-	 * until the map writes whole logical blocks.
+	 * Replicas are whole extents of both members, and the on-SSD map
+	 * reads and writes whole logical blocks of the SSD, each inside its
+	 * 4 KiB superblock or its records.
 	 */
+	lbs = max(bdev_logical_block_size(ht->hdd->bdev),
+		  bdev_logical_block_size(ht->ssd->bdev));
+	if ((ht->args.extent_sectors << SECTOR_SHIFT) % lbs) {
+		*error = "Extent size must be a multiple of both devices' logical block sizes";
+		return -EINVAL;
+	}
 	if (ht->args.hdd_id[0] &&
-	    bdev_logical_block_size(ht->ssd->bdev) != SECTOR_SIZE) {
-		*error = "The on-SSD map (hdd_id) needs an SSD with 512-byte logical blocks";
+	    bdev_logical_block_size(ht->ssd->bdev) > HOTTIER_META_BLOCK) {
+		*error = "The on-SSD map (hdd_id) needs SSD logical blocks of 4 KiB or less";
 		return -EINVAL;
 	}
 	return hottier_check_geometry(ti->len, bdev_nr_sectors(ht->hdd->bdev),

@@ -303,7 +303,8 @@ struct hottier {
 	 * Records kept while the map is open (dm-hottier-persist.c): a
 	 * commit records replicas left alone for a period; a write, discard,
 	 * drop or eviction that meets a recorded replica waits for its
-	 * invalidation. The bitmaps have a bit per sector of records.
+	 * invalidation. The bitmaps have a bit per unit of records (a logical
+	 * block of the SSD, read and written whole).
 	 */
 	/*
 	 * rec_lock protects rec_buf, every write of the map area and of the
@@ -311,10 +312,12 @@ struct hottier {
 	 */
 	struct mutex rec_lock;
 	void *rec_buf;			/* HOTTIER_REC_IO bytes */
-	unsigned long *rec_dirty;	/* sectors with a replica to record */
-	unsigned long *rec_inval;	/* sectors with a record to invalidate */
-	unsigned long *rec_write;	/* sectors a commit writes */
-	u32 nr_rec_sectors;
+	unsigned long *rec_dirty;	/* units with a replica to record */
+	unsigned long *rec_inval;	/* units with a record to invalidate */
+	unsigned long *rec_write;	/* units a commit writes */
+	u32 nr_rec_units;
+	/* A unit of records: the SSD's logical block, 1 << this sectors. */
+	unsigned int rec_unit_shift;
 	bool records_live;		/* a slot's HOTTIER_MR_REC is trusted */
 	bool records_stuck;		/* ... and could not be invalidated */
 	/* protects inval_slots, inval_bios, stuck_victim (or NO_VICTIM) */
@@ -372,6 +375,12 @@ static inline sector_t extent_len(struct hottier *ht, u64 extent)
 	sector_t start = extent_first_sector(ht, extent);
 
 	return min_t(sector_t, ht->args.extent_sectors, ht->ti->len - start);
+}
+
+/* The unit of the on-SSD map that holds @slot's record. */
+static inline u32 rec_unit(struct hottier *ht, u32 slot)
+{
+	return (slot / HOTTIER_RECS_PER_SECTOR) >> ht->rec_unit_shift;
 }
 
 static inline sector_t slot_sector(struct hottier *ht, u32 slot)

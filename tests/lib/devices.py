@@ -13,7 +13,9 @@ Everything here runs inside the guest (scripts/vm-run.sh) as root:
 """
 
 import contextlib
+import glob
 import os
+import re
 import subprocess
 import time
 
@@ -160,6 +162,49 @@ def ssd(name, size_mb, latency_us=100, **kw):
 def fast(name, size_mb, **kw):
     """A zero-latency device, for functional tests that need speed."""
     return NullBlk(name, size_mb, **kw)
+
+
+SCSI_DEBUG = "/sys/bus/pseudo/drivers/scsi_debug"
+
+
+@contextlib.contextmanager
+def scsi_debug(size_mb, sector_size, count):
+    """count SCSI disks of size_mb and sector_size-byte logical blocks,
+    each with a store of its own, as /dev paths. sd refuses I/O that is
+    not a multiple of the sector size, as real 4Kn disks do (null_blk's
+    blocksize takes 512-byte writes). scsi_debug is one module: one such
+    set at a time, unloaded at the end."""
+    run("modprobe", "scsi_debug", f"dev_size_mb={size_mb}",
+        f"sector_size={sector_size}", f"add_host={count}",
+        "per_host_store=1", "num_tgts=1", "max_luns=1")
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            found = sorted(glob.glob(f"{SCSI_DEBUG}/adapter*/host*/"
+                                     "target*/*:*/block/*"),
+                           key=lambda p: int(re.search(
+                               r"adapter(\d+)", p).group(1)))
+            if len(found) == count or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert len(found) == count, found
+        paths = [f"/dev/{os.path.basename(p)}" for p in found]
+        for path in paths:
+            wait_for(path)
+        settle()
+        yield paths
+    finally:
+        settle()
+        for _ in range(50):
+            if run("rmmod", "scsi_debug", check=False).returncode == 0:
+                break
+            time.sleep(0.2)
+
+
+def logical_block_size(path):
+    name = os.path.basename(os.path.realpath(path))
+    with open(f"/sys/class/block/{name}/queue/logical_block_size") as f:
+        return int(f.read())
 
 
 def virtio_disk(name, timeout=10.0):
