@@ -125,7 +125,7 @@ enum hottier_sb_kind {
 	HOTTIER_SB_OURS,	/* a superblock of ours that checks out */
 	HOTTIER_SB_CORRUPT,	/* our magic, a bad checksum: an empty map */
 	HOTTIER_SB_NEWER,	/* a version this module does not know */
-	/* Ours, of this version, with an incompat feature it does not know. */
+	/* Ours, with an incompat feature this module does not know. */
 	HOTTIER_SB_INCOMPAT,
 	HOTTIER_SB_FOREIGN,	/* anything else: formatted only on request */
 };
