@@ -1256,17 +1256,26 @@ def test_the_map_says_its_version_and_unknown_features_drop_it(
 
 
 @pytest.mark.kernel
-def test_4kn_members_keep_the_map_warm_and_across_a_crash(hottier_module):
-    """Members of 4 KiB logical blocks (scsi_debug, whose sd refuses I/O
-    that is not a multiple of them, as real 4Kn disks do): the map reads
-    and writes whole blocks, so a clean stop comes back warm and a crash
-    keeps the recorded replicas, with no I/O error. (The smallest extent,
-    32 KiB, is a multiple of any block scsi_debug makes: the refusal of
-    an extent smaller than a block is not reached here.)"""
-    with devices.scsi_debug(32, 4096, 2) as (hdd, ssd), \
-            devices.linear(unique("sw"), ssd) as w:
+@pytest.mark.parametrize("hdd_block", [4096, 512],
+                         ids=["4kn-hdd", "512-hdd"])
+def test_a_4kn_ssd_keeps_the_map_warm_and_across_a_crash(hottier_module,
+                                                         hdd_block):
+    """An SSD of 4 KiB logical blocks (scsi_debug, whose sd refuses I/O
+    that is not a multiple of them, as real 4Kn disks do), under a 4Kn HDD
+    or a 512-byte one: the map reads and writes whole blocks of the SSD,
+    so a clean stop comes back warm and a crash keeps the recorded
+    replicas, with no I/O error. (The smallest extent, 32 KiB, is a
+    multiple of any block scsi_debug makes: the refusal of an extent
+    smaller than a block is not reached here.)"""
+    with contextlib.ExitStack() as stack:
+        if hdd_block == 4096:
+            hdd, ssd = stack.enter_context(devices.scsi_debug(32, 4096, 2))
+        else:
+            ssd, = stack.enter_context(devices.scsi_debug(32, 4096, 1))
+            hdd = stack.enter_context(devices.fast(unique("hdd"), 32)).path
+        w = stack.enter_context(devices.linear(unique("sw"), ssd))
         assert [devices.logical_block_size(p) for p in (hdd, ssd, w.path)] \
-            == [4096] * 3
+            == [hdd_block, 4096, 4096]
         fill(hdd, 16, 3)
         line = table(hdd, w.path)
         log = KernelLog()
