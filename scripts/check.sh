@@ -62,10 +62,13 @@ budget_of() {
 	runner) echo 400 ;;
 	build-*) echo 120 ;;
 	guest-6.1) echo 1200 ;;
-	crash-cli-6.1) echo 1500 ;;
+	crash-6.1) echo 1200 ;;
+	cli-6.1) echo 600 ;;
+	system-6.1) echo 600 ;;
+	boot-image) echo 900 ;;
 	guest-6.12) echo 600 ;;
 	kernel-7.2-debug) echo 3000 ;;
-	measure-system-6.1) echo 1500 ;;
+	measure-6.1) echo 1200 ;;
 	boot-6.1) echo 600 ;;
 	kill-6.1) echo 300 ;;
 	dkms) echo 300 ;;
@@ -95,6 +98,7 @@ stage() {
 	echo "=== $name (budget ${budget}s)"
 	"$@" 2>&1 | tee "$res/$name.log"
 	rc=${PIPESTATUS[0]}
+	echo "$rc" >"$res/$name.rc"
 	account "$name" "$rc" "$(($(date +%s) - start))" "$budget"
 }
 
@@ -103,16 +107,24 @@ setup_stage() {
 	echo "setup: 0 passed, 0 failed"
 }
 
-# The debug tier runs beside the others, in the background: its kernel
-# (cached after the first build, about 20-30 minutes on a cold machine, at
-# nice 19), then the module, then its guest under KASAN (CPU-bound: at
-# nice 10, so that the guests of the foreground keep the CPU they ask for;
-# the 6.1 and 6.12 guests spend much of their time waiting on emulated
-# device latency, and the debug tier takes that idle CPU). Each of its
-# stages writes its output to results/<stage>.log and its exit code and
-# seconds beside it; collect() prints and counts them once they are done.
-# The measurements and the systemd boot wait for the whole chain: they run
-# on an idle host.
+# Stages that run in the background write their output to
+# results/<stage>.log and their exit code and seconds beside it; collect()
+# prints and counts them once they are done. Two lanes run beside the
+# foreground:
+#  - the debug lane: the 7.2 debug kernel (cached after the first build,
+#    some 40 minutes on a cold machine, at nice 19), its module, then its
+#    guest under KASAN (CPU-bound: at nice 10, so that the other guests
+#    keep the CPU they ask for), then it works the queue;
+#  - the side lane: it works the queue from the start.
+# The queue holds the boots that need neither an idle host nor one
+# another, longest first; the foreground works it too once its own 6.1
+# suite is done. A lane takes the next stage when it is free, so on a cold
+# machine, with the debug kernel building, the other two lanes take the
+# queue, and on a warm one all three do. The measurements and the systemd
+# boot wait for the queue and the lanes: they run on an idle host.
+QUEUE=(crash-6.1 guest-6.12 system-6.1 cli-6.1 runner kill-6.1 boot-image
+	dkms)
+
 bg_stage() {
 	local name=$1 start rc=0
 	shift
@@ -123,7 +135,7 @@ bg_stage() {
 	return "$rc"
 }
 
-# A stage the chain could not start: one failed test, so it is counted.
+# A stage a lane could not start: one failed test, so it is counted.
 bg_skip() {
 	echo "$1: 0 passed, 1 failed (not run: $2)" >"$res/$1.log"
 	echo 0 >"$res/$1.secs"
@@ -155,11 +167,86 @@ debug_chain() {
 	bg_stage guest-7.2-debug nice -n 10 scripts/matrix.sh guest 7.2-debug
 }
 
-debug_pid=
-start_debug_chain() {
-	echo "check: the debug tier starts in the background (results/*-7.2-debug.log)"
-	debug_chain </dev/null &
-	debug_pid=$!
+# The boot test's image (scripts/boot-image.sh), built and cached here so
+# that the boot stage, on the idle host at the end, only boots.
+boot_image() {
+	if scripts/boot-image.sh --kver "$kver_61" >/dev/null; then
+		echo "boot-image: 1 passed, 0 failed"
+	else
+		echo "boot-image: 0 passed, 1 failed"
+		return 1
+	fi
+}
+
+# Run "$@" as stage $2 if the foreground built tier $1's module, else count
+# the stage failed.
+if_built() {
+	local tier=$1 name=$2
+	shift 2
+	if [ "$(cat "$res/build-$tier.rc" 2>/dev/null)" = 0 ]; then
+		bg_stage "$name" "$@"
+	else
+		bg_skip "$name" "the module did not build"
+	fi
+}
+
+# Run queued stage $1.
+queued() {
+	case "$1" in
+	crash-6.1) if_built 6.1 "$1" scripts/matrix.sh crash 6.1 ;;
+	cli-6.1) if_built 6.1 "$1" scripts/matrix.sh cli 6.1 ;;
+	system-6.1) if_built 6.1 "$1" scripts/matrix.sh system 6.1 ;;
+	guest-6.12) if_built 6.12 "$1" scripts/matrix.sh guest 6.12 ;;
+	# A kernel crash for real: QEMU killed mid-load on file-backed disks,
+	# once, and the boot after checks; make soak kills it KILL_ROUNDS
+	# times, each kill during a load on the device the last one's
+	# takeover brought back.
+	kill-6.1)
+		if_built 6.1 "$1" scripts/qemu-kill.sh --tier 6.1 --rounds 1 \
+			--kver "$kver_61" \
+			--module results/matrix/6.1/src/dm-hottier.ko \
+			--results "$res/qemu-kill"
+		;;
+	runner) bg_stage "$1" scripts/test-vm-runner.sh ;;
+	boot-image) bg_stage "$1" boot_image ;;
+	# DKMS against every kernel of the matrix, the 7.2 debug tree
+	# included: once the debug lane has its kernel (dkms is last in the
+	# queue for that; its time does not count the wait).
+	dkms)
+		while [ ! -f "$res/kernel-7.2-debug.rc" ]; do sleep 5; done
+		bg_stage "$1" scripts/dkms-test.sh
+		;;
+	*) bg_skip "$1" "check.sh has no such stage" ;;
+	esac
+}
+
+# The next stage of the queue, taken off it (nothing once it is empty).
+queue_pop() {
+	(
+		flock 9
+		head -n 1 "$res/queue"
+		sed -i 1d "$res/queue"
+	) 9>"$res/queue.lock"
+}
+
+# Work the queue until it is empty; $1 names the lane, for collect().
+work_queue() {
+	local name
+	while name=$(queue_pop) && [ -n "$name" ]; do
+		echo "$1" >"$res/$name.lane"
+		echo "check: $1 lane takes $name"
+		queued "$name"
+	done
+}
+
+lane_pids=()
+start_lanes() {
+	printf '%s\n' "${QUEUE[@]}" >"$res/queue"
+	echo "check: the debug and side lanes start in the background (results/<stage>.log)"
+	{ debug_chain; work_queue debug; } </dev/null >"$res/lane-debug.log" 2>&1 &
+	lane_pids+=($!)
+	work_queue side </dev/null >"$res/lane-side.log" 2>&1 &
+	lane_pids+=($!)
 }
 
 # On an early exit, stop the chain and what it started (QEMU, make).
@@ -168,18 +255,24 @@ stop_tree() {
 	for c in $(pgrep -P "$1"); do stop_tree "$c"; done
 	kill "$1" 2>/dev/null
 }
-trap '[ -n "$debug_pid" ] && kill -0 "$debug_pid" 2>/dev/null && stop_tree "$debug_pid"' EXIT
+stop_lanes() {
+	local p
+	for p in "${lane_pids[@]}"; do
+		kill -0 "$p" 2>/dev/null && stop_tree "$p"
+	done
+}
+trap stop_lanes EXIT
 
 # Wait for a background stage, then print and count it like stage() does.
 collect() {
 	local name=$1 start budget
 	budget=$(budget_of "$name")
 	start=$(date +%s)
-	echo "=== $name (in the background, budget ${budget}s)"
+	echo "=== $name (from a lane, budget ${budget}s)"
 	while [ ! -f "$res/$name.rc" ]; do sleep 5; done
 	cat "$res/$name.log"
 	account "$name" "$(cat "$res/$name.rc")" "$(cat "$res/$name.secs")" \
-		"$budget" "in the background; waited $(($(date +%s) - start))s"
+		"$budget" "$(cat "$res/$name.lane" 2>/dev/null || echo debug) lane; waited $(($(date +%s) - start))s"
 }
 
 host_stage() {
@@ -190,37 +283,27 @@ host_stage() {
 
 total_start=$(date +%s)
 stage setup setup_stage
-start_debug_chain
+kver_61=$(scripts/matrix.sh list | sed -n 's/^6\.1: //p')
+# The kernel matrix (scripts/matrix.sh): a W=1 build per kernel, first, for
+# the lanes' boots to use.
+stage build-6.1 scripts/matrix.sh build 6.1
+stage build-6.12 scripts/matrix.sh build 6.12
+start_lanes
 stage static scripts/static-checks.sh
 stage kunit scripts/kunit.sh
 stage host host_stage
-stage runner scripts/test-vm-runner.sh
-# The kernel matrix (scripts/matrix.sh): W=1 build and guest suite per kernel.
-stage build-6.1 scripts/matrix.sh build 6.1
 stage guest-6.1 scripts/matrix.sh guest 6.1
-# The crash tests, then hottierctl's, in one boot (scripts/matrix.sh).
-stage crash-cli-6.1 scripts/matrix.sh crash-cli 6.1
-stage build-6.12 scripts/matrix.sh build 6.12
-stage guest-6.12 scripts/matrix.sh guest 6.12
-# A kernel crash for real: QEMU killed mid-load on file-backed disks, once,
-# and the boot after checks; make soak kills it KILL_ROUNDS times, each
-# kill during a load on the device the last one's takeover brought back.
-stage kill-6.1 scripts/qemu-kill.sh --tier 6.1 --rounds 1 \
-	--kver "$(scripts/matrix.sh list | sed -n 's/^6\.1: //p')" \
-	--module results/matrix/6.1/src/dm-hottier.ko --results "$res/qemu-kill"
-collect kernel-7.2-debug
-collect build-7.2-debug
-# DKMS against every kernel of the matrix, the 7.2 debug tree included.
-stage dkms scripts/dkms-test.sh
-collect guest-7.2-debug
-# The timing tests, once the debug tier is done: TCG figures are only worth
-# comparing on an otherwise idle host. Then, in the same boot, the device
-# among LVM, md and udev (see matrix.sh).
-stage measure-system-6.1 scripts/matrix.sh measure-system 6.1
-# A real boot: a Debian image with systemd as PID 1 (built and cached the
-# first time), hottier.service at boot and shutdown, a warm reboot, a
-# hard kill (scripts/boot-test.sh). On an idle host too: beside a second
-# TCG guest its first boot took 600 s against 70 s alone.
+work_queue foreground
+for s in "${QUEUE[@]}" kernel-7.2-debug build-7.2-debug guest-7.2-debug; do
+	collect "$s"
+done
+# The timing tests, once the lanes are done: TCG figures are only worth
+# comparing on an otherwise idle host.
+stage measure-6.1 scripts/matrix.sh measure 6.1
+# A real boot: a Debian image with systemd as PID 1, hottier.service at
+# boot and shutdown, a warm reboot, a hard kill (scripts/boot-test.sh). On
+# an idle host too: beside a second TCG guest its first boot took 600 s
+# against 70 s alone.
 stage boot-6.1 scripts/boot-test.sh --module results/matrix/6.1/src/dm-hottier.ko \
 	--results "$res/boot"
 

@@ -12,11 +12,6 @@
 #                                     replayed power cuts) in one boot
 #   scripts/matrix.sh cli TIER        run the tests of hottierctl and its
 #                                     trace in one boot
-#   scripts/matrix.sh crash-cli TIER  the crash tests, then those of
-#                                     hottierctl, in one boot
-#   scripts/matrix.sh measure-system TIER
-#                                     the measurement tests, then the
-#                                     system tests, in one boot
 #   scripts/matrix.sh all             build and test every tier, then
 #                                     cli, crash, measure and system on 6.1
 #
@@ -126,22 +121,15 @@ tier_tests() {
 	esac
 }
 
-# The other boots, each on 6.1 (crash-cli and measure-system pair two in
-# one boot; the measurements run first, conftest.py sorts them so).
+# The other boots, each on 6.1: make check runs the crash tests in the
+# foreground, the cli and system tests in its side lane, and the
+# measurements last, alone on an idle host (scripts/check.sh).
 boot_tests() {
 	case "$1" in
 	measure) echo "measure" ;;
 	system) echo "system" ;;
 	crash) echo "crash and not (measure or soak)" ;;
 	cli) if full; then echo "cli"; else echo "cli and not soak"; fi ;;
-	crash-cli)
-		if full; then
-			echo "(crash and not (measure or soak)) or cli"
-		else
-			echo "(crash or cli) and not (measure or soak)"
-		fi
-		;;
-	measure-system) echo "measure or system" ;;
 	esac
 }
 
@@ -216,10 +204,6 @@ count_results() {
 # One guest boot of a tier's build: "guest" runs the tier's tests (and
 # KUnit where built), "measure" the measurement tests, "system" the system
 # tests, "crash" the crash tests, "cli" the tests of hottierctl.
-# make check runs two pairs of these in one boot each, "crash-cli" and
-# "measure-system": a 6.1 boot costs some 40 s under TCG, and neither pair
-# needs a boot to itself (the system tests after the measurements, which
-# then run in a fresh boot on an idle host as before).
 boot() {
 	local what=$1 tier=$2 out src rc=0 args kunit= tests timeout cuts
 	# Crash cuts per write policy (tests/guest/test_crash.py): the issue's
@@ -277,7 +261,7 @@ build)
 	[ $# = 2 ] && known_tier "$2" || { echo "usage: $0 $1 TIER" >&2; exit 2; }
 	build "$2"
 	;;
-guest | measure | system | crash | cli | crash-cli | measure-system)
+guest | measure | system | crash | cli)
 	[ $# = 2 ] && known_tier "$2" || { echo "usage: $0 $1 TIER" >&2; exit 2; }
 	boot "$1" "$2"
 	;;

@@ -4,6 +4,7 @@ guest test but the variants only make soak runs. The expressions are
 evaluated as pytest -m does, over one collection of tests/guest."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -13,6 +14,7 @@ from _pytest.mark.expression import Expression
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 MATRIX = os.path.join(REPO, "scripts", "matrix.sh")
+CHECK_SH = os.path.join(REPO, "scripts", "check.sh")
 
 
 def expression(fn, arg, full=False):
@@ -57,12 +59,22 @@ def every(marks):
 
 
 CHECK = [("tier_tests", "6.1"), ("tier_tests", "6.12"),
-         ("tier_tests", "7.2-debug"), ("boot_tests", "crash-cli"),
-         ("boot_tests", "measure-system")]
+         ("tier_tests", "7.2-debug")] + [
+    ("boot_tests", b) for b in ("crash", "cli", "system", "measure")]
 
 
-@pytest.mark.parametrize("fn,arg", CHECK + [
-    ("boot_tests", b) for b in ("measure", "system", "crash", "cli")])
+def test_check_sh_boots_what_check_lists():
+    """CHECK is what scripts/check.sh boots, in its foreground and lanes."""
+    boots = set()
+    for what, tier in re.findall(
+            r"scripts/matrix\.sh (guest|crash|cli|system|measure) "
+            r"([0-9][0-9.a-z-]*)", open(CHECK_SH).read()):
+        boots.add(("tier_tests", tier) if what == "guest"
+                  else ("boot_tests", what))
+    assert boots == set(CHECK)
+
+
+@pytest.mark.parametrize("fn,arg", CHECK)
 def test_each_boot_picks_tests(fn, arg, marks, every):
     for full in (False, True):
         picked = pick(marks, expression(fn, arg, full))
@@ -80,7 +92,8 @@ def test_make_check_runs_every_test_but_soak_variants(marks, every):
 
 def test_make_soak_runs_the_soak_variants(marks):
     ran = set()
-    for fn, arg in [("tier_tests", "6.1"), ("boot_tests", "crash-cli")]:
+    for fn, arg in [("tier_tests", "6.1"), ("boot_tests", "crash"),
+                    ("boot_tests", "cli")]:
         ran |= pick(marks, expression(fn, arg, full=True))
     # The crash boot leaves the write-around replay to make soak's own
     # run of test_crash.py (Makefile, soak).
