@@ -121,9 +121,9 @@ tier_tests() {
 	esac
 }
 
-# The other boots, each on 6.1: make check runs the crash tests in the
-# foreground, the cli and system tests in its side lane, and the
-# measurements last, alone on an idle host (scripts/check.sh).
+# The other boots, each on 6.1: make check runs the crash, cli and system
+# tests from its queue, and the measurements last, alone on an idle host
+# (scripts/check.sh).
 boot_tests() {
 	case "$1" in
 	measure) echo "measure" ;;
