@@ -40,7 +40,10 @@ disks=(--disk "hdd=$res/hdd.img" --disk "ssd=$res/ssd.img"
 passed=0 failed=0
 
 guest() {
-	HOTTIER_VM_APPEND=null_blk.nr_devices=0 scripts/vm-run.sh --kver "$kver" \
+	# udev with the dm rules alone (scripts/vm-run.sh): the disks are found
+	# by their serial in /sys, and no other rule is wanted.
+	HOTTIER_VM_UDEV=${HOTTIER_VM_UDEV:-dm} HOTTIER_VM_APPEND=null_blk.nr_devices=0 \
+		scripts/vm-run.sh --kver "$kver" \
 		--results "$res/vm" --timeout 600 "${disks[@]}" -- \
 		bash -c "modprobe dm-mod && insmod $(printf %q "$module") && exec python3 tests/guest/qemu_kill.py $*"
 }

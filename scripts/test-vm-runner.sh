@@ -24,16 +24,21 @@ pyw="import sys; sys.path.insert(0, '$PWD/tests/lib'); import devices, os
 p = devices.virtio_disk('persist')
 with open(p, 'r+b') as f: f.write(b'$stamp'); os.fsync(f.fileno())
 print('hello'); sys.exit(7)"
-# The second prints what it read and keeps it in its results directory.
-pyr="import os, sys; sys.path.insert(0, '$PWD/tests/lib'); import devices
+# The second, with no udev (HOTTIER_VM_UDEV=none), prints what it read and
+# keeps it in its results directory, and makes a device-mapper device,
+# whose node libdevmapper must make itself.
+pyr="import os, subprocess, sys; sys.path.insert(0, '$PWD/tests/lib'); import devices
 got = open(devices.virtio_disk('persist'), 'rb').read(${#stamp})
 open(os.environ['HOTTIER_RESULTS'] + '/stamp', 'wb').write(got)
 print(got.decode(errors='replace'), flush=True)
+subprocess.run(['dmsetup', 'create', 'runner-zero', '--table', '0 8 zero'], check=True)
+if os.path.exists('/dev/mapper/runner-zero'): print('mapper node made', flush=True)
+subprocess.run(['dmsetup', 'remove', 'runner-zero'], check=True)
 with open('/dev/kmsg', 'w') as k:
     k.write('<4>WARNING: CPU: 0 PID: 1 at runner-self-test\\n')"
 
 rc=0
-scripts/vm-run.sh --results "$res/exit" --disk "persist=$img" -- \
+HOTTIER_VM_UDEV=dm scripts/vm-run.sh --results "$res/exit" --disk "persist=$img" -- \
 	/usr/bin/python3 -c "$pyw" > "$res.exit.out" 2>&1 || rc=$?
 if [ "$rc" = 7 ] && grep -q hello "$res.exit.out"; then
 	ok exit_code_passes_through
@@ -47,7 +52,7 @@ else
 fi
 
 rc=0
-scripts/vm-run.sh --results "$res/report" --disk "persist=$img" -- \
+HOTTIER_VM_UDEV=none scripts/vm-run.sh --results "$res/report" --disk "persist=$img" -- \
 	/usr/bin/python3 -c "$pyr" > "$res.report.out" 2>&1 || rc=$?
 if [ "$rc" != 0 ] && grep -q runner-self-test "$res/report/kernel-reports.log" 2>/dev/null; then
 	ok kernel_report_fails_the_run
@@ -69,10 +74,24 @@ if grep -qx "$stamp" "$res.report.out" &&
 else
 	bad output_in_a_file_is_kept_beside_vm_runs_messages "$(head -n 3 "$res.report.out")"
 fi
+# HOTTIER_VM_UDEV: the first boot's udev had only the dm rules, the
+# second had none, and device-mapper made its node all the same.
+if grep -q 'udev is done' "$res/exit/kernel.log" 2>/dev/null &&
+	[ ! -e "$res/exit/guest-output" ]; then
+	ok udev_with_the_dm_rules_alone_settles
+else
+	bad udev_with_the_dm_rules_alone_settles "no 'udev is done' in $res/exit/kernel.log"
+fi
+if grep -q 'skip udev' "$res/report/kernel.log" 2>/dev/null &&
+	grep -qx 'mapper node made' "$res.report.out"; then
+	ok no_udev_and_a_mapper_node_all_the_same
+else
+	bad no_udev_and_a_mapper_node_all_the_same "$(grep -c 'skip udev' "$res/report/kernel.log" 2>/dev/null) skip lines; $(tail -n 2 "$res.report.out")"
+fi
 rm -f "$img"
 
 rc=0
-scripts/vm-run.sh --results "$res/timeout" --timeout 45 -- sleep 600 \
+HOTTIER_VM_UDEV=dm scripts/vm-run.sh --results "$res/timeout" --timeout 45 -- sleep 600 \
 	> "$res.timeout.out" 2>&1 || rc=$?
 if [ "$rc" = 124 ] && grep -q 'timed out after 45s' "$res.timeout.out"; then
 	ok timeout_kills_the_guest
