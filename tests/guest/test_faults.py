@@ -222,7 +222,7 @@ def test_ssd_faults_under_fio_verify_degrade_then_ssd_reset_recovers(
             ("done", REGION_EXTENTS, 0), c
         # Nothing reached the caller. (The SSD member's own errors, from
         # udev probing it after a reload, are logged under its name.)
-        kname = os.path.basename(os.path.realpath(d.path))
+        kname = devices.kname(d.path)
         assert f"Buffer I/O error on dev {kname}," not in log.new()
         hotio.save(f"faults-{kind}.json", {
             "fio": runs, "faulted": faulted, "events": [ev0, ev1, ev2],

@@ -29,7 +29,7 @@ def read_sectors(path, start, count):
 
 
 def kname(dev):
-    return os.path.basename(os.path.realpath(dev.path))
+    return devices.kname(dev.path)
 
 
 # Status fields that describe the present state, which reset_stats leaves.

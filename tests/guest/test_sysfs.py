@@ -26,8 +26,7 @@ STABLE = [f for f in INFO_FIELDS
 
 
 def sysdir(dev):
-    kname = os.path.basename(os.path.realpath(dev.path))
-    return f"/sys/block/{kname}/hottier"
+    return f"/sys/block/{devices.kname(dev.path)}/hottier"
 
 
 def read(dev, name):

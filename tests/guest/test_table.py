@@ -36,7 +36,7 @@ def test_create_and_remove_leaves_nothing(hottier):
 
 
 def dm_kname(dev):
-    return os.path.basename(os.path.realpath(dev.path))
+    return devices.kname(dev.path)
 
 
 @pytest.mark.debug

@@ -50,6 +50,15 @@ def sectors(path):
     return int(run("blockdev", "--getsz", path).stdout)
 
 
+def kname(path):
+    """The kernel's name of the block device at path ("dm-3"), found from
+    its device number: udev makes /dev/mapper/NAME a link to ../dm-N, but
+    with no udev (HOTTIER_VM_UDEV=none) libdevmapper makes it a node."""
+    rdev = os.stat(path).st_rdev
+    return os.path.basename(os.path.realpath(
+        f"/sys/dev/block/{os.major(rdev)}:{os.minor(rdev)}"))
+
+
 def wait_for(path, timeout=10.0):
     deadline = time.monotonic() + timeout
     while not os.path.exists(path):
