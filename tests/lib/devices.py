@@ -182,7 +182,10 @@ def scsi_debug(size_mb, sector_size, count):
     each with a store of its own, as /dev paths. sd refuses I/O that is
     not a multiple of the sector size, as real 4Kn disks do (null_blk's
     blocksize takes 512-byte writes). scsi_debug is one module: one such
-    set at a time, unloaded at the end."""
+    set at a time, unloaded at the end. sd is loaded first: with udev's
+    drivers rule left out (HOTTIER_VM_UDEV=dm) nothing else loads it for
+    the new disks."""
+    modprobe("sd_mod")
     run("modprobe", "scsi_debug", f"dev_size_mb={size_mb}",
         f"sector_size={sector_size}", f"add_host={count}",
         "per_host_store=1", "num_tgts=1", "max_luns=1")
