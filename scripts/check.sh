@@ -65,8 +65,8 @@ budget_of() {
 	model) echo 240 ;;
 	runner) echo 500 ;;
 	build-*) echo 120 ;;
-	guest-6.1) echo 1500 ;;
-	crash-6.1) echo 1200 ;;
+	guest-6.1) echo 1800 ;;
+	crash-6.1) echo 1800 ;;
 	cli-6.1) echo 800 ;;
 	system-6.1) echo 800 ;;
 	boot-image) echo 900 ;;
