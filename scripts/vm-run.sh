@@ -83,8 +83,9 @@ results=$(cd "$results" && pwd)
 rm -f "$results/console.1.log"
 
 accel=(--disable-kvm)
+udev=${HOTTIER_VM_UDEV:-all}
 udev_ns=()
-case "${HOTTIER_VM_UDEV:-all}" in
+case "$udev" in
 all) ;;
 dm)
 	rules=$(mktemp -d)
@@ -102,7 +103,7 @@ none)
 		done && exec "$@"' sh)
 	;;
 *)
-	echo "vm-run: HOTTIER_VM_UDEV is all, dm or none, not '$HOTTIER_VM_UDEV'" >&2
+	echo "vm-run: HOTTIER_VM_UDEV is all, dm or none, not '$udev'" >&2
 	exit 2
 	;;
 esac
@@ -153,9 +154,9 @@ console=(--qemu-opts="-chardev file,id=hconsole,path=$results/console.log -seria
 	printf 'export HOTTIER_RESULTS=%q\n' "$results"
 	printf 'cd %q\n' "$PWD"
 	# No udev rule loads the --disk devices' driver.
-	[ "${HOTTIER_VM_UDEV:-all}" = all ] ||
+	[ "$udev" = all ] ||
 		echo 'modprobe -q virtio_blk 2>/dev/null || true'
-	if [ "${HOTTIER_VM_UDEV:-all}" = none ]; then
+	if [ "$udev" = none ]; then
 		echo 'export DM_DISABLE_UDEV=1'
 		printf 'exec >%q 2>&1\n' "$results/guest-output"
 	fi

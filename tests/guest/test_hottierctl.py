@@ -52,8 +52,7 @@ def dm_names():
 
 
 def sysdir(name):
-    kname = os.path.basename(os.path.realpath(f"/dev/mapper/{name}"))
-    return f"/sys/block/{kname}/hottier"
+    return f"/sys/block/{devices.kname(f'/dev/mapper/{name}')}/hottier"
 
 
 class Created:
@@ -296,7 +295,7 @@ def set_scheduler(disk, value):
 
 
 def read_ahead(name):
-    kname = os.path.basename(os.path.realpath(f"/dev/mapper/{name}"))
+    kname = devices.kname(f"/dev/mapper/{name}")
     with open(f"/sys/block/{kname}/queue/read_ahead_kb") as f:
         return f.read().strip()
 

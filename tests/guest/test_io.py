@@ -28,10 +28,6 @@ def read_sectors(path, start, count):
         return f.read(count * 512)
 
 
-def kname(dev):
-    return devices.kname(dev.path)
-
-
 # Status fields that describe the present state, which reset_stats leaves.
 STATE_FIELDS = ("slots_used", "slots_total", "migrations", "pinned", "tracked",
                 "scrub_checked", "scrub_mismatches", "ssd_latency_us",
@@ -221,17 +217,18 @@ def test_discard_ignore_hides_discard(pair):
     h, s = pair
     line = hottier_table(h.path, s.path, opts=("discard", "ignore"))
     with devices.DmDevice(unique("ht"), line) as d:
-        q = f"/sys/block/{kname(d)}/queue/discard_max_bytes"
+        q = f"/sys/block/{devices.kname(d.path)}/queue/discard_max_bytes"
         assert open(q).read().strip() == "0"
         r = subprocess.run(["blkdiscard", d.path], capture_output=True)
         assert r.returncode != 0
     with devices.DmDevice(unique("ht"), hottier_table(h.path, s.path)) as d:
-        q = f"/sys/block/{kname(d)}/queue/discard_max_bytes"
+        q = f"/sys/block/{devices.kname(d.path)}/queue/discard_max_bytes"
         assert int(open(q).read()) > 0
 
 
 def discard_max_bytes(dev):
-    with open(f"/sys/block/{kname(dev)}/queue/discard_max_bytes") as f:
+    kname = devices.kname(dev.path)
+    with open(f"/sys/block/{kname}/queue/discard_max_bytes") as f:
         return int(f.read())
 
 
@@ -257,7 +254,8 @@ def test_limits_stack_over_both_members(hottier_module):
          devices.fast(unique("ssd"), 64, blocksize=4096) as s:
         with devices.DmDevice(unique("ht"),
                               hottier_table(h.path, s.path)) as d:
-            lbs = open(f"/sys/block/{kname(d)}/queue/logical_block_size")
+            kname = devices.kname(d.path)
+            lbs = open(f"/sys/block/{kname}/queue/logical_block_size")
             assert lbs.read().strip() == "4096"
 
 
@@ -283,7 +281,7 @@ def most_writes_in_flight(dev, *fio_args):
     """fio's random 4 KiB writes at iodepth 16 to @dev, while the writes
     in flight on the member @dev.member (its /sys/block inflight file) are
     sampled: the most seen at once."""
-    path = f"/sys/block/{kname(dev.member)}/inflight"
+    path = f"/sys/block/{devices.kname(dev.member.path)}/inflight"
     most, done = 0, threading.Event()
 
     def sample():

@@ -28,15 +28,12 @@ def dm_names():
 def test_create_and_remove_leaves_nothing(hottier):
     assert hottier.name in dm_names()
     assert hottier.status().split()[2] == "hottier"
-    slaves = set(os.listdir(f"/sys/block/{dm_kname(hottier)}/slaves"))
+    kname = devices.kname(hottier.path)
+    slaves = set(os.listdir(f"/sys/block/{kname}/slaves"))
     assert slaves == {hottier.hdd.name, hottier.ssd.name}
     hottier.remove()
     assert hottier.name not in dm_names()
     assert not os.path.exists(hottier.path)
-
-
-def dm_kname(dev):
-    return devices.kname(dev.path)
 
 
 @pytest.mark.debug
