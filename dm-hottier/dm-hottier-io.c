@@ -2,8 +2,8 @@
 /*
  * dm-hottier: the data path. map sends a read to the replica or the HDD
  * (routing by measured latency), a write to the HDD and, through, to the
- * replica; end_io samples latency, retries failed SSD reads on the HDD
- * and ends write-throughs. Writes are tracked per bucket of extents so a
+ * replica; end_io samples latency, retries a failed read on the other
+ * member and ends write-throughs. Writes are tracked per bucket of extents so a
  * copy that overlapped one is never installed.
  */
 #include "dm-hottier.h"
@@ -461,6 +461,7 @@ int hottier_map(struct dm_target *ti, struct bio *bio)
 	io->ssd_status = BLK_STS_OK;
 	io->inval_wt = false;
 	io->dev = -1;
+	io->retried = false;
 	io->start_ns = 0;
 	if (io->flush)
 		return map_flush(ht, bio);
@@ -558,12 +559,17 @@ static void io_invalidated(struct hottier *ht, struct bio_list *bios,
 	}
 }
 
-/* Failed SSD reads are sent again, to the HDD, from retry_work. */
+/*
+ * Failed reads are sent again from retry_work, once: to the SSD if the
+ * read holds a reference to a replica's slot (take_replica()), else to the
+ * HDD.
+ */
 static void do_retry(struct work_struct *ws)
 {
 	struct hottier *ht = container_of(ws, struct hottier, retry_work);
 	struct bio_list bios;
 	struct bio *bio;
+	sector_t offset;
 
 	take_bios(&ht->retry_lock, &ht->retry, &bios);
 
@@ -573,17 +579,53 @@ static void do_retry(struct work_struct *ws)
 		bio->bi_iter = io->iter;
 		bio->bi_flags = io->bi_flags;
 		bio->bi_status = BLK_STS_OK;
-		remap_hdd(ht, bio, dm_target_offset(ht->ti,
-						    bio->bi_iter.bi_sector));
-		start_read(ht, io, HOTTIER_ROUTE_HDD, 0);
+		offset = dm_target_offset(ht->ti, bio->bi_iter.bi_sector);
+		stat_add(ht, HOTTIER_STAT_READ_RETRIES, 1);
+		if (io->slot != HOTTIER_NIL) {
+			remap_ssd(ht, bio, offset, io->slot);
+			start_read(ht, io, HOTTIER_ROUTE_SSD, 0);
+		} else {
+			remap_hdd(ht, bio, offset);
+			start_read(ht, io, HOTTIER_ROUTE_HDD, 0);
+		}
 		dm_submit_bio_remap(bio, NULL);
 	}
 }
 
 /*
- * A read completed: its device's estimate takes the sample. True if it
- * failed on the SSD and was queued for the HDD: the caller never sees an
- * SSD error when the HDD can serve the read.
+ * A read of @io's extent failed on the HDD: if the extent has a replica the
+ * SSD serves, @io takes a reference to its slot, for a retry there. The
+ * replica is as good as at map time: a write since either updated it or
+ * dropped it.
+ */
+static bool take_replica(struct hottier *ht, struct hottier_io *io)
+{
+	sector_t offset = dm_target_offset(ht->ti, io->iter.bi_sector);
+	struct hottier_map *m = &ht->map;
+	struct hottier_mlock *lock;
+	unsigned long flags;
+	u32 slot;
+
+	if (is_degraded(ht))
+		return false;
+	lock = hottier_map_lock(m, offset >> ht->extent_shift, &flags);
+	slot = __hottier_map_find(m, offset >> ht->extent_shift);
+	if (slot != HOTTIER_NIL &&
+	    hottier_mslot_state(hottier_mslot(m, slot)) == HOTTIER_S_RESIDENT)
+		hottier_map_get(m, slot);
+	else
+		slot = HOTTIER_NIL;
+	hottier_map_unlock(lock, flags);
+	io->slot = slot;
+	return slot != HOTTIER_NIL;
+}
+
+/*
+ * A read completed: its device's estimates take the sample. True if it
+ * failed and was queued to be sent again (do_retry()): a failed SSD read
+ * goes to the HDD, and a failed HDD read of an extent with a replica goes
+ * to the SSD, so that an error reaches the caller only when both members
+ * failed the read, or when the one member that holds its data did.
  */
 static bool end_read(struct hottier *ht, struct bio *bio,
 		     struct hottier_io *io, blk_status_t error)
@@ -602,14 +644,22 @@ static bool end_read(struct hottier *ht, struct bio *bio,
 	}
 	if (!error)
 		return false;
-	if (io->dev != HOTTIER_ROUTE_SSD)
+	if (io->dev == HOTTIER_ROUTE_SSD)
+		hottier_ssd_error(ht);
+	else
+		stat_add(ht, HOTTIER_STAT_HDD_READ_ERRORS, 1);
+	if (io->retried)
 		return false;
-	hottier_ssd_error(ht);
-	if (io->slot != HOTTIER_NIL) {
-		hottier_slot_put(ht, io->slot);
-		io->slot = HOTTIER_NIL;
+	if (io->dev == HOTTIER_ROUTE_SSD) {
+		if (io->slot != HOTTIER_NIL) {
+			hottier_slot_put(ht, io->slot);
+			io->slot = HOTTIER_NIL;
+		}
+	} else if (!take_replica(ht, io)) {
+		return false;
 	}
 	io->dev = -1;
+	io->retried = true;
 	spin_lock_irqsave(&ht->retry_lock, flags);
 	bio_list_add(&ht->retry, bio);
 	spin_unlock_irqrestore(&ht->retry_lock, flags);

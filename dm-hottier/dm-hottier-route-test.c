@@ -89,19 +89,99 @@ static void lat_samples_map_to_completion(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&l.inflight), 0);
 }
 
-/* Later samples move the estimate by an eighth; failed reads are none. */
-static void lat_averages_fresh_samples_and_skips_errors(struct kunit *test)
+/*
+ * Later samples move the estimate by an eighth. A failed read is a sample
+ * of its time as well (a timeout counts), and moves the failed share an
+ * eighth towards every read, rounded up; but it is no completion: after
+ * an outage, the first read that succeeds replaces both.
+ */
+static void lat_averages_fresh_samples_and_counts_failures(struct kunit *test)
 {
 	struct hottier_lat l = {};
+	const int all = 1 << HOTTIER_FAIL_SHIFT;
+	u64 start;
+	int i;
 
 	lat_set(&l, 2 * MS, 0, T0);
 	hottier_lat_start(&l, T0 + 100 * MS);
 	hottier_lat_done(&l, T0 + 100 * MS, T0 + 110 * MS, true);
 	KUNIT_EXPECT_EQ(test, ewma(&l), 3 * MS);
+	KUNIT_EXPECT_EQ(test, atomic_read(&l.failed), 0);
 	hottier_lat_start(&l, T0 + 200 * MS);
-	hottier_lat_done(&l, T0 + 200 * MS, T0 + 200 * MS + 1, false);
-	KUNIT_EXPECT_EQ(test, ewma(&l), 3 * MS);
+	hottier_lat_done(&l, T0 + 200 * MS, T0 + 211 * MS, false);
+	KUNIT_EXPECT_EQ(test, ewma(&l), 4 * MS);
+	KUNIT_EXPECT_EQ(test, atomic_read(&l.failed), all / 8);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&l.last_done_ns), T0 + 110 * MS);
 	KUNIT_EXPECT_EQ(test, atomic_read(&l.inflight), 0);
+
+	/* Failures in a row reach every read, not 7 in 8 of them. */
+	for (i = 0; i < 100; i++) {
+		hottier_lat_start(&l, T0 + 300 * MS);
+		hottier_lat_done(&l, T0 + 300 * MS, T0 + 300 * MS + US, false);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&l.failed), all);
+
+	/* Back after the outage: the first success is believed whole. */
+	start = T0 + 110 * MS + HOTTIER_STALE_SAMPLE_NS + 1;
+	hottier_lat_start(&l, start);
+	hottier_lat_done(&l, start, start + 2 * MS, true);
+	KUNIT_EXPECT_EQ(test, ewma(&l), 2 * MS);
+	KUNIT_EXPECT_EQ(test, atomic_read(&l.failed), 0);
+
+	/* Successes in a row after failures reach none. */
+	atomic_set(&l.failed, all / 8);
+	for (i = 0; i < 100; i++) {
+		hottier_lat_start(&l, start + 3 * MS);
+		hottier_lat_done(&l, start + 3 * MS, start + 4 * MS, true);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&l.failed), 0);
+}
+
+/*
+ * The HDD, the faster member, starts failing every read at once, in a
+ * microsecond (a pool gone), while the SSD has 3 reads in flight. Its own
+ * prediction falls as its failed share grows, yet within 64 timed reads
+ * (a quarter of a second of one CPU's at HZ 250; 41 here) replica reads
+ * turn to the SSD, and stay there
+ * however the SSD's queue changes, until the HDD serves a read again.
+ */
+static void route_turns_from_a_member_that_fails(struct kunit *test)
+{
+	struct hottier_lat ssd = {}, hdd = {};
+	unsigned int n, q;
+	u64 now = T0;
+
+	lat_set(&ssd, 1 * MS, 3, T0);
+	lat_set(&hdd, 200 * US, 0, T0);
+	KUNIT_ASSERT_EQ(test, hottier_route(HOTTIER_ROUTING_LATENCY, &ssd,
+					    &hdd, now), HOTTIER_ROUTE_HDD);
+	for (n = 0; n < 64; n++) {
+		now += MS;
+		if (hottier_route(HOTTIER_ROUTING_LATENCY, &ssd, &hdd, now) ==
+		    HOTTIER_ROUTE_SSD)
+			break;
+		hottier_lat_start(&hdd, now);
+		hottier_lat_done(&hdd, now, now + US, false);
+	}
+	KUNIT_EXPECT_LT(test, n, 64U);
+	for (; n < 100; n++) {
+		now += MS;
+		hottier_lat_start(&hdd, now);
+		hottier_lat_done(&hdd, now, now + US, false);
+	}
+	for (q = 0; q < 64; q++) {
+		atomic_set(&ssd.inflight, q);
+		KUNIT_EXPECT_EQ(test, hottier_route(HOTTIER_ROUTING_LATENCY,
+						    &ssd, &hdd, now),
+				HOTTIER_ROUTE_SSD);
+	}
+	/* A probe served: a read of 200 us after 1 s without completions. */
+	now += NSEC_PER_SEC;
+	hottier_lat_start(&hdd, now);
+	hottier_lat_done(&hdd, now, now + 200 * US, true);
+	lat_set(&ssd, 1 * MS, 3, now);		/* and the SSD in use */
+	KUNIT_EXPECT_EQ(test, hottier_route(HOTTIER_ROUTING_LATENCY, &ssd, &hdd,
+					    now + 200 * US), HOTTIER_ROUTE_HDD);
 }
 
 /*
@@ -405,13 +485,14 @@ static struct kunit_case hottier_route_cases[] = {
 	KUNIT_CASE(ewma_converges_to_a_new_level),
 	KUNIT_CASE(lat_takes_the_first_read_whole),
 	KUNIT_CASE(lat_samples_map_to_completion),
-	KUNIT_CASE(lat_averages_fresh_samples_and_skips_errors),
+	KUNIT_CASE(lat_averages_fresh_samples_and_counts_failures),
 	KUNIT_CASE(lat_replaces_a_stale_estimate),
 	KUNIT_CASE(predict_counts_the_reads_in_flight),
 	KUNIT_CASE_PARAM(route_follows_the_predictions, route_gen_params),
 	KUNIT_CASE(route_probes_only_a_stale_member),
 	KUNIT_CASE(route_does_not_probe_a_member_in_use),
 	KUNIT_CASE(route_ssd_never_probes),
+	KUNIT_CASE(route_turns_from_a_member_that_fails),
 	KUNIT_CASE(qos_cuts_holds_waits_and_grows),
 	KUNIT_CASE(qos_probes_back_off_exponentially),
 	KUNIT_CASE(qos_counts_the_tail_not_the_average),

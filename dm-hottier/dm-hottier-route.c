@@ -54,24 +54,53 @@ void hottier_lat_start(struct hottier_lat *l, u64 now_ns)
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_lat_start);
 
 /*
- * A read sent at @start_ns completed at @now_ns (@ok: without error; a
- * failed read is no sample): the sample is its latency, map to completion,
- * so that a queue the member hides (a submitter waiting for one of its
- * tags) is in it. A member that completed nothing for
- * HOTTIER_STALE_SAMPLE_NS before the read started has an estimate too old
- * to average with: the sample replaces it.
+ * The failed share's next value after a read that failed (@failed) or
+ * not: moved by 1/2^HOTTIER_EWMA_SHIFT, rounded towards the read, so that
+ * it reaches every read and none; taken whole when @stale.
+ */
+static int fail_next(int share, bool failed, bool stale)
+{
+	int all = 1 << HOTTIER_FAIL_SHIFT, step = (1 << HOTTIER_EWMA_SHIFT) - 1;
+
+	if (stale)
+		return failed ? all : 0;
+	if (failed)
+		return share + ((all - share + step) >> HOTTIER_EWMA_SHIFT);
+	return share - ((share + step) >> HOTTIER_EWMA_SHIFT);
+}
+
+/* Lockless, as lat_sample(). */
+static void fail_sample(struct hottier_lat *l, bool failed, bool stale)
+{
+	int old = atomic_read(&l->failed);
+
+	while (!atomic_try_cmpxchg(&l->failed, &old,
+				   fail_next(old, failed, stale)))
+		;
+}
+
+/*
+ * A read sent at @start_ns completed at @now_ns (@ok: without error): the
+ * sample is its latency, map to completion, so that a queue the member
+ * hides (a submitter waiting for one of its tags) is in it, and a read
+ * held until a timeout counts the timeout. A member that completed nothing
+ * for HOTTIER_STALE_SAMPLE_NS before the read started has an estimate too
+ * old to average with: the sample replaces it, and its failed share. A
+ * failure is no completion: the first read that succeeds after an outage
+ * replaces both.
  */
 void hottier_lat_done(struct hottier_lat *l, u64 start_ns, u64 now_ns,
 		      bool ok)
 {
 	u64 prev;
+	bool stale;
 
 	atomic_dec(&l->inflight);
-	if (!ok)
-		return;
-	prev = atomic64_xchg(&l->last_done_ns, now_ns);
-	lat_sample(l, now_ns > start_ns ? now_ns - start_ns : 0,
-		   start_ns > prev && start_ns - prev > HOTTIER_STALE_SAMPLE_NS);
+	prev = ok ? atomic64_xchg(&l->last_done_ns, now_ns) :
+		    atomic64_read(&l->last_done_ns);
+	stale = start_ns > prev && start_ns - prev > HOTTIER_STALE_SAMPLE_NS;
+	lat_sample(l, now_ns > start_ns ? now_ns - start_ns : 0, stale);
+	fail_sample(l, !ok, stale);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_lat_done);
 
@@ -81,6 +110,33 @@ u64 hottier_lat_predict(u64 ewma_ns, unsigned int inflight)
 	return ewma_ns * ((u64)inflight + 1);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_lat_predict);
+
+static u64 lat_own(struct hottier_lat *l)
+{
+	return hottier_lat_predict(atomic64_read(&l->ewma_ns),
+				   atomic_read(&l->inflight));
+}
+
+/*
+ * A read sent to @l now: its own prediction @own, plus @l's failed share
+ * of @other, the other member's own prediction, where a failure is sent.
+ */
+static u64 lat_expect(struct hottier_lat *l, u64 own, u64 other)
+{
+	return own + mul_u64_u32_shr(other, atomic_read(&l->failed),
+				     HOTTIER_FAIL_SHIFT);
+}
+
+/* The member a read is expected to complete on first; the SSD on a tie. */
+static enum hottier_route_dev faster(struct hottier_lat *ssd,
+				     struct hottier_lat *hdd)
+{
+	u64 ssd_own = lat_own(ssd), hdd_own = lat_own(hdd);
+
+	return lat_expect(ssd, ssd_own, hdd_own) <=
+	       lat_expect(hdd, hdd_own, ssd_own) ?
+	       HOTTIER_ROUTE_SSD : HOTTIER_ROUTE_HDD;
+}
 
 /*
  * Probe @l, the member not chosen, if no read was sent to it for
@@ -97,9 +153,10 @@ static bool claim_probe(struct hottier_lat *l, u64 now_ns)
 
 /*
  * Where a replica read goes. routing latency: the member with the lower
- * predicted completion time; a member with no estimate yet is tried
- * first; the other member, if stale, is probed, so a recovery is noticed
- * within a period. routing ssd: the SSD, always.
+ * expected completion time (its failed reads' retries counted); a member
+ * with no estimate yet is tried first; the other member, if stale, is
+ * probed, so a recovery is noticed within a period. routing ssd: the SSD,
+ * always.
  */
 enum hottier_route_dev hottier_route(enum hottier_routing mode,
 				     struct hottier_lat *ssd,
@@ -115,11 +172,8 @@ enum hottier_route_dev hottier_route(enum hottier_routing mode,
 		fast = HOTTIER_ROUTE_SSD;
 	else if (!hdd_ewma)
 		fast = HOTTIER_ROUTE_HDD;
-	else if (hottier_lat_predict(ssd_ewma, atomic_read(&ssd->inflight)) <=
-		 hottier_lat_predict(hdd_ewma, atomic_read(&hdd->inflight)))
-		fast = HOTTIER_ROUTE_SSD;
 	else
-		fast = HOTTIER_ROUTE_HDD;
+		fast = faster(ssd, hdd);
 	if (fast == HOTTIER_ROUTE_SSD)
 		return claim_probe(hdd, now_ns) ? HOTTIER_ROUTE_HDD : fast;
 	return claim_probe(ssd, now_ns) ? HOTTIER_ROUTE_SSD : fast;

@@ -11,6 +11,12 @@
  * read it sends a member in each tick (hottier_lat_timed()): the two clock
  * reads of a timed read are the cost, and an average needs no more than
  * HZ samples a second.
+ *
+ * Beside it, each member has a moving average of the share of its timed
+ * reads that failed. A failed read is sent again to the other member, so
+ * a read sent to a member is expected to take its own prediction plus that
+ * share of the other's: a member that fails every read, however fast it
+ * fails them, never predicts better than the one that serves them.
  */
 #ifndef DM_HOTTIER_ROUTE_H
 #define DM_HOTTIER_ROUTE_H
@@ -29,6 +35,8 @@
  * the probe period, so that every probe of an idle member is believed.
  */
 #define HOTTIER_STALE_SAMPLE_NS	(HOTTIER_STALE_NS / 2)
+/* The failed share of reads, in fixed point: 1 << this is every read. */
+#define HOTTIER_FAIL_SHIFT	10
 /* last_sent_ns is kept to this grain, to spare its cache line. */
 #define HOTTIER_SENT_GRAIN_NS	NSEC_PER_MSEC
 /* The QoS keeps all but 1 in this many foreground HDD I/Os in budget. */
@@ -41,6 +49,7 @@ struct hottier_lat {
 	atomic64_t last_done_ns; /* the last read completion */
 	atomic64_t last_sent_ns; /* the last read sent, to the grain above */
 	atomic_t inflight;	/* reads sent and not completed */
+	atomic_t failed;	/* share of timed reads failed (FAIL_SHIFT) */
 };
 
 /* The migration QoS controller's state, one step per QoS period. */

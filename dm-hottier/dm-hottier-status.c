@@ -42,7 +42,8 @@ static void emit_args(struct hottier *ht, char *result, unsigned int maxlen,
  *   <ssd_latency_us> <hdd_latency_us> <replica_reads_ssd>
  *   <replica_reads_hdd> <ssd_errors> <migrations_allowed> <mode>
  *   <scrub_slots> <scrub> <map> <map_loaded> <map_dropped> <map_checked>
- *   <map_writes> <turnovers> <migrations_waiting>
+ *   <map_writes> <turnovers> <migrations_waiting> <hdd_read_errors>
+ *   <read_retries>
  *
  * Status TABLE: the table line that recreates this device, every optional
  * key with its current value.
@@ -57,7 +58,7 @@ const char * const hottier_field_names[HOTTIER_NR_FIELDS] = {
 	"hdd_latency_us", "replica_reads_ssd", "replica_reads_hdd",
 	"ssd_errors", "migrations_allowed", "mode", "scrub_slots", "scrub",
 	"map", "map_loaded", "map_dropped", "map_checked", "map_writes",
-	"turnovers", "migrations_waiting",
+	"turnovers", "migrations_waiting", "hdd_read_errors", "read_retries",
 };
 
 static u64 lat_us(struct hottier *ht, enum hottier_route_dev dev)
@@ -123,6 +124,10 @@ static u64 field_value(struct hottier *ht, enum hottier_field f)
 		return hottier_stat_read(ht, HOTTIER_STAT_TURNOVERS);
 	case HOTTIER_F_MIGRATIONS_WAITING:
 		return hottier_migrations_waiting(ht);
+	case HOTTIER_F_HDD_READ_ERRORS:
+		return hottier_stat_read(ht, HOTTIER_STAT_HDD_READ_ERRORS);
+	case HOTTIER_F_READ_RETRIES:
+		return hottier_stat_read(ht, HOTTIER_STAT_READ_RETRIES);
 	default:
 		return 0;
 	}

@@ -79,6 +79,8 @@ enum hottier_stat {
 	HOTTIER_STAT_FRESH_HITS,
 	/* printed last: */
 	HOTTIER_STAT_TURNOVERS,
+	HOTTIER_STAT_HDD_READ_ERRORS,
+	HOTTIER_STAT_READ_RETRIES,
 	HOTTIER_NR_STATS,
 };
 
@@ -145,8 +147,9 @@ struct hottier_io {
 	blk_status_t ssd_status; /* the write-through SSD clone's result */
 	bool inval_wt;		/* a write-through behind an invalidation */
 	int dev;		/* a read's device (enum hottier_route_dev), or -1 */
+	bool retried;		/* a read sent again after it failed */
 	u64 start_ns;		/* read sent, write mapped; 0: not timed */
-	struct bvec_iter iter;	/* the read as mapped, for a retry on the HDD */
+	struct bvec_iter iter;	/* the read as mapped, for a retry */
 	unsigned short bi_flags; /* ... and its flags (as dm-bio-record.h) */
 };
 
@@ -357,7 +360,8 @@ enum hottier_field {
 	HOTTIER_F_MIGRATIONS_ALLOWED, HOTTIER_F_MODE, HOTTIER_F_SCRUB_SLOTS,
 	HOTTIER_F_SCRUB, HOTTIER_F_MAP, HOTTIER_F_MAP_LOADED,
 	HOTTIER_F_MAP_DROPPED, HOTTIER_F_MAP_CHECKED, HOTTIER_F_MAP_WRITES,
-	HOTTIER_F_TURNOVERS, HOTTIER_F_MIGRATIONS_WAITING, HOTTIER_NR_FIELDS,
+	HOTTIER_F_TURNOVERS, HOTTIER_F_MIGRATIONS_WAITING,
+	HOTTIER_F_HDD_READ_ERRORS, HOTTIER_F_READ_RETRIES, HOTTIER_NR_FIELDS,
 };
 
 extern const char * const hottier_field_names[HOTTIER_NR_FIELDS];

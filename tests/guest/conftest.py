@@ -26,7 +26,8 @@ INFO_FIELDS = ["reads", "writes", "read_sectors", "write_sectors", "discards",
                "hdd_latency_us", "replica_reads_ssd", "replica_reads_hdd",
                "ssd_errors", "migrations_allowed", "mode", "scrub_slots",
                "scrub", "map", "map_loaded", "map_dropped", "map_checked",
-               "map_writes", "turnovers", "migrations_waiting"]
+               "map_writes", "turnovers", "migrations_waiting",
+               "hdd_read_errors", "read_retries"]
 TEXT_FIELDS = ("mode", "scrub", "map")
 _names = itertools.count()
 

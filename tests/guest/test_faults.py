@@ -1,4 +1,5 @@
-"""SSD faults never reach the caller; HDD faults always do.
+"""SSD faults never reach the caller, nor do HDD read faults of extents the
+SSD holds; other HDD faults always do.
 
 The SSD member is a dm-linear over a memory-backed null_blk, so a fault is
 injected under a live hottier device by reloading that dm table (dm-flakey
@@ -259,6 +260,17 @@ def digests(path, start, length, chunk=1 << 20):
             for off in range(start, start + length, chunk)]
 
 
+def stamp_and_pin(dev, data_mb):
+    """Random data over the first @data_mb MiB, the region pinned and
+    resident: the data's digest per MiB."""
+    chunks = [os.urandom(1 << 20) for _ in range(data_mb)]
+    for i, c in enumerate(chunks):
+        odirect_write(dev.path, i << 20, c)
+    dev.message("pin", "0", str(REGION))
+    wait_resident(dev, REGION_EXTENTS)
+    return [hashlib.sha256(c).hexdigest() for c in chunks]
+
+
 def test_ssd_replaced_by_error_target_everything_reads_from_the_hdd(
         hottier_module):
     """The SSD member's table becomes dm-error with every extent of a
@@ -271,12 +283,7 @@ def test_ssd_replaced_by_error_target_everything_reads_from_the_hdd(
             devices.linear(unique("sm"), s.path) as m, \
             devices.DmDevice(unique("ht"), table(h.path, m.path,
                                                  "routing", "ssd")) as d:
-        chunks = [os.urandom(1 << 20) for _ in range(data_mb)]
-        for i, c in enumerate(chunks):
-            odirect_write(d.path, i << 20, c)
-        want = [hashlib.sha256(c).hexdigest() for c in chunks]
-        d.message("pin", "0", str(REGION))
-        wait_resident(d, REGION_EXTENTS)
+        want = stamp_and_pin(d, data_mb)
         assert digests(d.path, 0, data_mb << 20) == want
         d.message("reset_stats")
 
@@ -368,6 +375,86 @@ def test_hdd_read_errors_reach_the_caller_on_non_resident_extents(
             with pytest.raises(OSError) as e:
                 odirect_read(d.path, bad * 512, 4096)
             assert e.value.errno == errno.EIO
+
+
+def replica_reads(dev, before, *extra):
+    """The counters of replica reads and read errors since @before."""
+    c = info(dev)
+    return {k: c[k] - before[k] for k in (
+        "replica_reads_ssd", "replica_reads_hdd", "hdd_read_errors",
+        "read_retries", "ssd_errors", *extra)}
+
+
+def test_hdd_read_errors_of_replicated_extents_are_served_by_the_ssd(
+        hottier_module):
+    """The HDD, a dm-linear reloaded as dm-error, fails every I/O at once
+    (a pool gone) while the SSD, slowed to 2 ms a read, holds a replica of
+    every extent of a region. Under routing latency the HDD was the faster
+    member: its failed reads of replicas are sent again to the SSD, so no
+    error reaches a reader at queue depth 4 or 64, the data reads back as
+    written, and the HDD's estimate turns replica reads away from it
+    within a second. A read of an extent without a replica fails with EIO.
+    Once the HDD is back, every byte reads from it as before."""
+    data_mb = 16
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.linear(unique("hm"), h.path) as hm, \
+            devices.fast(unique("ssd"), SSD_MB) as s, \
+            devices.delay(unique("sd"), s.path, 2) as sd, \
+            devices.DmDevice(unique("ht"), table(hm.path, sd.path)) as d:
+        want = stamp_and_pin(d, data_mb)
+        read = ["--name=r", "--rw=randread", "--bs=4k",
+                f"--size={REGION_MB}M", "--time_based", "--norandommap"]
+        # Healthy: the HDD (no delay) is the faster member.
+        c0 = info(d)
+        rc, _, tail = hotio.fio(d.path, *read, "--iodepth=4", "--runtime=2")
+        assert rc == 0, tail
+        healthy = replica_reads(d, c0)
+        print(f"healthy: {healthy}")
+        assert healthy["replica_reads_hdd"] > healthy["replica_reads_ssd"]
+
+        hm.reload(f"0 {devices.sectors(h.path)} error")
+        runs = {}
+        for depth in (4, 64):
+            c0 = info(d)
+            with hotio.Fio(d.path, *read, f"--iodepth={depth}",
+                           "--runtime=4") as f:
+                hotio.wait_until(lambda: info(d)["read_hits"] >
+                                 c0["read_hits"], 60, what="fio reading")
+                time.sleep(1)
+                first = replica_reads(d, c0)
+                rc, report, tail = f.wait()
+            clean((rc, report, tail), f"dm-error HDD, iodepth {depth}")
+            run = replica_reads(d, c0, "read_hits")
+            run["after_first_second_hdd"] = (run["replica_reads_hdd"] -
+                                             first["replica_reads_hdd"])
+            run["after_first_second_ssd"] = (run["replica_reads_ssd"] -
+                                             first["replica_reads_ssd"])
+            runs[depth] = run
+            print(f"dm-error HDD, iodepth {depth}: {run}")
+            # Every HDD failure was a replica read, and was sent again.
+            assert run["hdd_read_errors"] == run["read_retries"], run
+            assert run["ssd_errors"] == 0, run
+            # Replica reads turned away from the failing HDD: after the
+            # first second of reads, about one probe a second is left.
+            assert run["after_first_second_hdd"] <= max(
+                8, run["after_first_second_ssd"] // 50), run
+        assert runs[4]["hdd_read_errors"] > 0, runs
+        assert digests(d.path, 0, REGION_MB << 20) == want[:REGION_MB]
+        c = info(d)
+        assert c["mode"] == "rw" and c["ssd_errors"] == 0, c
+
+        # No replica: the HDD's error is the caller's.
+        c0 = info(d)
+        with pytest.raises(OSError) as e:
+            odirect_read(d.path, REGION_MB << 20, 4096)
+        assert e.value.errno == errno.EIO
+        miss = replica_reads(d, c0)
+        assert (miss["hdd_read_errors"], miss["read_retries"]) == (1, 0), miss
+
+        hm.reload(devices.linear_table(h.path))
+        assert digests(d.path, 0, data_mb << 20) == want
+        hotio.save("hdd-read-errors.json", {"healthy": healthy,
+                                            "dm_error": runs})
 
 
 def test_write_through_error_drops_the_replica_and_the_write_succeeds(

@@ -24,7 +24,7 @@ KEYS = {"discard": "passdown", "write_policy": "through",
 STATS = dict(zip(FIELDS, [
     1000, 50, 8000, 400, 0, 3, 0, 120, 512, 700, 100, 130, 10, 2, 1, 4,
     900, 0, 0, 120, 4100, 650, 50, 0, 3, "rw", 0, "idle", "open", 96, 0,
-    32, 2, 1, 2]))
+    32, 2, 1, 2, 0, 0]))
 
 
 def status_line(sectors, stats):

@@ -199,7 +199,7 @@ def test_the_documented_table_line_parses():
 def test_status_line_splits_slots_and_keeps_mode_text():
     line = ("0 2048 hottier " + " ".join(str(i) for i in range(7)) +
             " 5/9 " + " ".join(str(i) for i in range(9, 25)) + " degraded" +
-            " 40 running clean 31 2 8 17 3 4")
+            " 40 running clean 31 2 8 17 3 4 5 6")
     s = parse_status(line)
     assert list(s) == list(FIELDS)
     assert (s["slots_used"], s["slots_total"]) == (5, 9)
@@ -209,6 +209,7 @@ def test_status_line_splits_slots_and_keeps_mode_text():
     assert (s["map"], s["map_loaded"], s["map_dropped"], s["map_checked"],
             s["map_writes"]) == ("clean", 31, 2, 8, 17)
     assert (s["turnovers"], s["migrations_waiting"]) == (3, 4)
+    assert (s["hdd_read_errors"], s["read_retries"]) == (5, 6)
     assert parse_status(line + " 77")["mode"] == "degraded"   # a new field
     with pytest.raises(HottierError, match="unexpected hottier status"):
         parse_status("0 2048 hottier 1 2 3")

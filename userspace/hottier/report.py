@@ -82,7 +82,9 @@ def status_lines(rec, before=None, seconds=None):
         ("working set", f"moved {rec['turnovers']} "
                         f"time{'' if rec['turnovers'] == 1 else 's'} "
                         "(turnovers detected)"),
-        ("SSD errors", str(rec["ssd_errors"])),
+        ("errors", f"SSD {rec['ssd_errors']}, HDD reads "
+                   f"{rec['hdd_read_errors']}, reads retried "
+                   f"{rec['read_retries']}"),
         ("SSD map", map_line(rec)),
     ]
     if before is not None:

@@ -39,7 +39,8 @@ FIELDS = ("reads", "writes", "read_sectors", "write_sectors", "discards",
           "hdd_latency_us", "replica_reads_ssd", "replica_reads_hdd",
           "ssd_errors", "migrations_allowed", "mode", "scrub_slots", "scrub",
           "map", "map_loaded", "map_dropped", "map_checked", "map_writes",
-          "turnovers", "migrations_waiting")
+          "turnovers", "migrations_waiting", "hdd_read_errors",
+          "read_retries")
 TEXT_FIELDS = ("mode", "scrub", "map")
 
 _UNITS = {"": None, "s": 1, "k": 2, "kb": 2, "kib": 2, "m": 2048,
