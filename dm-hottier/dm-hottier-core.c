@@ -152,8 +152,18 @@ bool __hottier_replica_remove(struct hottier *ht, struct hottier_mlock *lock,
 	struct hottier_mslot *s = hottier_mslot(&ht->map, slot);
 
 	*pinned = hottier_mslot_flags(s) & HOTTIER_SF_PINNED;
+	__hottier_policy_removing(&ht->policy, slot);
 	__hottier_map_remove(&ht->map, slot);
 	return __hottier_rec_dropping(ht, lock, slot);
+}
+
+/*
+ * Under @slot's bucket lock: pin or unpin the replica in it (the policy
+ * files it: a pinned replica is never a victim).
+ */
+void __hottier_replica_set_pinned(struct hottier *ht, u32 slot, bool pinned)
+{
+	__hottier_policy_set_pinned(&ht->policy, slot, pinned);
 }
 
 /*
@@ -211,10 +221,12 @@ void hottier_replica_done(struct hottier *ht, struct hottier_work *w,
 	lock = hottier_map_lock(&ht->map, w->extent, &flags);
 	if (ok) {
 		if (w->pinned)
-			__hottier_map_set_pinned(&ht->map, w->slot, true);
+			__hottier_policy_set_pinned(&ht->policy, w->slot, true);
 		__hottier_map_install(&ht->map, w->slot, w->heat,
 				      hottier_policy_epoch(&ht->policy));
+		__hottier_policy_installed(&ht->policy, w->slot);
 	} else {
+		__hottier_policy_removing(&ht->policy, w->slot);
 		__hottier_map_remove(&ht->map, w->slot);
 	}
 	hottier_map_unlock(lock, flags);

@@ -130,6 +130,22 @@ static void reads(struct rig *r, u64 extent, unsigned int n)
 }
 
 /*
+ * A replica installed, or removed, under its bucket lock as the replica
+ * core does it: the map's part, and the policy files it on the levels.
+ */
+static void rig_install(struct rig *r, u32 slot, u32 heat, u16 at)
+{
+	__hottier_map_install(&r->map, slot, heat, at);
+	__hottier_policy_installed(&r->p, slot);
+}
+
+static void rig_remove(struct rig *r, u32 slot)
+{
+	__hottier_policy_removing(&r->p, slot);
+	__hottier_map_remove(&r->map, slot);
+}
+
+/*
  * The replica core's part of a work item, as dm-hottier-core.c does it
  * (hottier_replica_evict(), _start() and _done()): the eviction it asks
  * for, if its victim still may go; the copy's start and end.
@@ -143,7 +159,7 @@ static bool rig_evict(struct rig *r, struct hottier_work *w)
 	lock = hottier_map_lock(&r->map, w->victim, &flags);
 	ok = __hottier_map_evictable(&r->map, w->slot, w->victim);
 	if (ok)
-		__hottier_map_remove(&r->map, w->slot);
+		rig_remove(r, w->slot);
 	hottier_map_unlock(lock, flags);
 	hottier_policy_evicted(&r->p, w, ok);
 	return ok;
@@ -169,10 +185,10 @@ static void rig_done(struct rig *r, struct hottier_work *w, bool ok)
 	lock = hottier_map_lock(&r->map, w->extent, &flags);
 	if (ok) {
 		if (w->pinned)
-			__hottier_map_set_pinned(&r->map, w->slot, true);
-		__hottier_map_install(&r->map, w->slot, w->heat, epoch(r));
+			__hottier_policy_set_pinned(&r->p, w->slot, true);
+		rig_install(r, w->slot, w->heat, epoch(r));
 	} else {
-		__hottier_map_remove(&r->map, w->slot);
+		rig_remove(r, w->slot);
 	}
 	hottier_map_unlock(lock, flags);
 	if (!ok)
@@ -209,7 +225,8 @@ static void rig_work(struct rig *r)
  */
 static void map_costs_22_bytes_a_slot_and_its_index(struct kunit *test)
 {
-	u64 bytes = hottier_map_bytes(M1), heat = hottier_heat_bytes(M1);
+	u64 bytes = hottier_map_bytes(M1) + hottier_policy_levels_bytes(M1);
+	u64 heat = hottier_heat_bytes(M1);
 
 	KUNIT_EXPECT_EQ(test, sizeof(struct hottier_mslot), (size_t)16);
 	KUNIT_EXPECT_EQ(test, sizeof(struct hottier_heat_entry), (size_t)8);
@@ -265,11 +282,13 @@ static void map_restore_puts_replicas_back_in_their_slots(struct kunit *test)
 	u32 i;
 
 	hottier_map_restore_begin(&r->map);
-	for (i = 10; i < 20; i++)
+	for (i = 10; i < 20; i++) {
 		KUNIT_EXPECT_TRUE(test, hottier_map_restore(&r->map, i,
 							    1000 + i,
 							    i == 15 ? 0 : heat,
 							    epoch(r)));
+		hottier_policy_restored(&r->p, i);
+	}
 	/* The same extent in another slot, the same slot for another one. */
 	KUNIT_EXPECT_FALSE(test, hottier_map_restore(&r->map, 50, 1012, heat,
 						     epoch(r)));
@@ -292,8 +311,8 @@ static void map_restore_puts_replicas_back_in_their_slots(struct kunit *test)
 				false);
 	KUNIT_EXPECT_EQ(test, hottier_map_alloc(&r->map), HOTTIER_NIL);
 	/* The cold one (no heat) is the first victim. */
-	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &h,
-						 &extent, &visits), 15U);
+	KUNIT_EXPECT_EQ(test, hottier_policy_victim(&r->p, epoch(r), &h,
+						    &extent, &visits), 15U);
 	KUNIT_EXPECT_EQ(test, extent, 1015ULL);
 }
 
@@ -309,7 +328,7 @@ static void map_index_finds_and_removes_along_chains(struct kunit *test)
 		slot[i] = hottier_map_alloc(&r->map);
 		lock = hottier_map_lock(&r->map, 1000 + i * 64, &flags);
 		__hottier_map_insert(&r->map, slot[i], 1000 + i * 64);
-		__hottier_map_install(&r->map, slot[i], 0, 0);
+		rig_install(r, slot[i], 0, 0);
 		hottier_map_unlock(lock, flags);
 	}
 	KUNIT_EXPECT_EQ(test, atomic_read(&r->map.resident), 64);
@@ -319,7 +338,7 @@ static void map_index_finds_and_removes_along_chains(struct kunit *test)
 	/* Remove every third: the others stay found. */
 	for (i = 0; i < 64; i += 3) {
 		lock = hottier_map_lock(&r->map, 1000 + i * 64, &flags);
-		__hottier_map_remove(&r->map, slot[i]);
+		rig_remove(r, slot[i]);
 		hottier_map_unlock(lock, flags);
 		KUNIT_EXPECT_TRUE(test, hottier_map_put(&r->map, slot[i]));
 	}
@@ -339,11 +358,11 @@ static void map_slot_frees_after_its_last_io(struct kunit *test)
 
 	lock = hottier_map_lock(&r->map, 7, &flags);
 	__hottier_map_insert(&r->map, slot, 7);
-	__hottier_map_install(&r->map, slot, 0, 0);
+	rig_install(r, slot, 0, 0);
 	hottier_map_unlock(lock, flags);
 	hottier_map_get(&r->map, slot);		/* a read in flight */
 	lock = hottier_map_lock(&r->map, 7, &flags);
-	__hottier_map_remove(&r->map, slot);
+	rig_remove(r, slot);
 	hottier_map_unlock(lock, flags);
 	KUNIT_EXPECT_FALSE(test, hottier_map_put(&r->map, slot));
 	KUNIT_EXPECT_EQ(test, hottier_map_nr_free(&r->map), 3U);
@@ -360,9 +379,9 @@ static u32 install(struct rig *r, u64 extent, u32 reads_of_heat, bool pin)
 	lock = hottier_map_lock(&r->map, extent, &flags);
 	__hottier_map_insert(&r->map, slot, extent);
 	if (pin)
-		__hottier_map_set_pinned(&r->map, slot, true);
-	__hottier_map_install(&r->map, slot, reads_of_heat * HOTTIER_HEAT_ONE,
-			      epoch(r));
+		__hottier_policy_set_pinned(&r->p, slot, true);
+	rig_install(r, slot, reads_of_heat * HOTTIER_HEAT_ONE,
+		    epoch(r));
 	hottier_map_unlock(lock, flags);
 	return slot;
 }
@@ -384,12 +403,12 @@ static void map_record_bits_live_until_the_slot_is_reused(struct kunit *test)
 	lock = hottier_map_lock(&r->map, 9, &flags);
 	__hottier_mslot_set_rec(s, HOTTIER_MR_PEND, 0);
 	__hottier_mslot_set_rec(s, HOTTIER_MR_REC, HOTTIER_MR_PEND);
-	__hottier_map_hit(&r->map, slot, epoch(r));
-	__hottier_map_set_pinned(&r->map, slot, true);
-	__hottier_map_set_pinned(&r->map, slot, false);
+	__hottier_policy_hit(&r->p, slot);
+	__hottier_policy_set_pinned(&r->p, slot, true);
+	__hottier_policy_set_pinned(&r->p, slot, false);
 	hottier_map_unlock(lock, flags);
-	hottier_map_age(&r->map);
-	hottier_map_refresh(&r->map, epoch(r) + HOTTIER_IDLE_MAX + 1);
+	hottier_policy_age(&r->p);
+	hottier_policy_refresh(&r->p, epoch(r) + HOTTIER_IDLE_MAX + 1);
 	KUNIT_EXPECT_EQ(test, hottier_mslot_rec(s), (unsigned int)HOTTIER_MR_REC);
 	KUNIT_EXPECT_EQ(test, hottier_mslot_extent(s), 9ULL);
 	KUNIT_EXPECT_EQ(test, hottier_mslot_state(s), (unsigned int)HOTTIER_S_RESIDENT);
@@ -398,9 +417,9 @@ static void map_record_bits_live_until_the_slot_is_reused(struct kunit *test)
 	lock = hottier_map_lock(&r->map, 9, &flags);
 	__hottier_mslot_set_rec(s, HOTTIER_MR_INTENT | HOTTIER_MR_PEND,
 				HOTTIER_MR_REC);
-	__hottier_map_hit(&r->map, slot, epoch(r));
+	__hottier_policy_hit(&r->p, slot);
 	hottier_map_unlock(lock, flags);
-	hottier_map_refresh(&r->map, epoch(r) + HOTTIER_IDLE_MAX + 1);
+	hottier_policy_refresh(&r->p, epoch(r) + HOTTIER_IDLE_MAX + 1);
 	KUNIT_EXPECT_EQ(test, hottier_mslot_rec(s),
 			(unsigned int)(HOTTIER_MR_INTENT | HOTTIER_MR_PEND));
 	KUNIT_EXPECT_EQ(test, hottier_mslot_extent(s), 9ULL);
@@ -410,7 +429,7 @@ static void map_record_bits_live_until_the_slot_is_reused(struct kunit *test)
 	hottier_map_unlock(lock, flags);
 
 	lock = hottier_map_lock(&r->map, 9, &flags);
-	__hottier_map_remove(&r->map, slot);
+	rig_remove(r, slot);
 	hottier_map_unlock(lock, flags);
 	KUNIT_EXPECT_EQ(test, hottier_mslot_rec(s), (unsigned int)HOTTIER_MR_REC);
 	KUNIT_EXPECT_EQ(test, hottier_mslot_state(s), (unsigned int)HOTTIER_S_RESERVED);
@@ -422,7 +441,7 @@ static void map_record_bits_live_until_the_slot_is_reused(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, hottier_mslot_rec(s), 0U);
 	lock = hottier_map_lock(&r->map, 10, &flags);
 	__hottier_mslot_set_rec(s, HOTTIER_MR_REC, 0);
-	__hottier_map_remove(&r->map, slot);
+	rig_remove(r, slot);
 	hottier_map_unlock(lock, flags);
 	KUNIT_EXPECT_TRUE(test, hottier_map_put(&r->map, slot));
 	/* Freed, then handed out again: no bits. */
@@ -446,17 +465,17 @@ static void map_victim_is_coldest_and_follows_hits(struct kunit *test)
 	s1 = install(r, 11, 1, false);
 	install(r, 12, 9, false);
 	install(r, 13, 3, true);			/* pinned: never */
-	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
-						 &extent, NULL), s1);
+	KUNIT_EXPECT_EQ(test, hottier_policy_victim(&r->p, epoch(r), &heat,
+						    &extent, NULL), s1);
 	KUNIT_EXPECT_EQ(test, extent, 11ULL);
 	KUNIT_EXPECT_EQ(test, heat, HOTTIER_HEAT_ONE);
 
 	/* 11 is read 100 times: 12 is the coldest now. */
 	lock = hottier_map_lock(&r->map, 11, &flags);
 	for (heat = 0; heat < 100; heat++)
-		__hottier_map_hit(&r->map, s1, epoch(r));
+		__hottier_policy_hit(&r->p, s1);
 	hottier_map_unlock(lock, flags);
-	hottier_map_victim(&r->map, epoch(r), &heat, &extent, NULL);
+	hottier_policy_victim(&r->p, epoch(r), &heat, &extent, NULL);
 	KUNIT_EXPECT_EQ(test, extent, 12ULL);
 }
 
@@ -476,7 +495,7 @@ static void map_levels_move_down_with_each_half_life(struct kunit *test)
 	for (i = 0; i < 2 * HOTTIER_EPOCHS_PER_HALFLIFE; i++)
 		hottier_policy_tick(&r->p);	/* 8 reads now: band 4 */
 	install(r, 2, 12, false);		/* band 4, hotter */
-	hottier_map_victim(&r->map, epoch(r), &heat, &extent, NULL);
+	hottier_policy_victim(&r->p, epoch(r), &heat, &extent, NULL);
 	KUNIT_EXPECT_EQ(test, extent, 1ULL);
 	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map, 0),
 						 epoch(r)),
@@ -534,8 +553,8 @@ static void map_idle_replica_is_worth_less(struct kunit *test)
 	KUNIT_EXPECT_GE(test, hottier_mslot_worth(hottier_mslot(&r->map, busy),
 						  epoch(r)),
 			8U * HOTTIER_HEAT_ONE);
-	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
-						 &extent, NULL), idle);
+	KUNIT_EXPECT_EQ(test, hottier_policy_victim(&r->p, epoch(r), &heat,
+						    &extent, NULL), idle);
 	KUNIT_EXPECT_EQ(test, extent, 1ULL);
 	KUNIT_EXPECT_EQ(test, heat, 4U);
 	/*
@@ -554,8 +573,8 @@ static void map_idle_replica_is_worth_less(struct kunit *test)
 	KUNIT_EXPECT_LT(test, hottier_mslot_worth(hottier_mslot(&r->map, busy),
 						  epoch(r)),
 			16U * HOTTIER_HEAT_ONE);
-	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
-						 &extent, NULL), busy);
+	KUNIT_EXPECT_EQ(test, hottier_policy_victim(&r->p, epoch(r), &heat,
+						    &extent, NULL), busy);
 }
 
 /*
@@ -587,7 +606,7 @@ static void map_rate_rule_cuts_a_replica_whose_reads_stopped(struct kunit *test)
 					   epoch(r)));
 	KUNIT_EXPECT_FALSE(test, hottier_mslot_cut(hottier_mslot(&r->map, hot),
 						   epoch(r)));
-	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 0U);
+	KUNIT_EXPECT_EQ(test, hottier_policy_nr_cut(&r->p), 0U);
 	hottier_policy_tick(&r->p);
 	/* Heat 64 x 2^-1/2 = 45.3 reads, quartered, halved 9 times: 0.02. */
 	KUNIT_EXPECT_EQ(test, hottier_mslot_worth(hottier_mslot(&r->map, hot),
@@ -601,15 +620,15 @@ static void map_rate_rule_cuts_a_replica_whose_reads_stopped(struct kunit *test)
 			HOTTIER_HEAT_ONE);
 	KUNIT_EXPECT_FALSE(test, hottier_mslot_cut(hottier_mslot(&r->map, slow),
 						   epoch(r)));
-	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 1U);
-	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
-						 &extent, NULL), hot);
+	KUNIT_EXPECT_EQ(test, hottier_policy_nr_cut(&r->p), 1U);
+	KUNIT_EXPECT_EQ(test, hottier_policy_victim(&r->p, epoch(r), &heat,
+						    &extent, NULL), hot);
 	KUNIT_EXPECT_EQ(test, extent, 1ULL);
 	KUNIT_EXPECT_LT(test, heat, HOTTIER_HEAT_ONE);
-	hottier_map_cut_gone(&r->map, false);
-	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 0U);
-	hottier_map_cut_gone(&r->map, false);
-	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 0U);
+	hottier_policy_cut_gone(&r->p, false);
+	KUNIT_EXPECT_EQ(test, hottier_policy_nr_cut(&r->p), 0U);
+	hottier_policy_cut_gone(&r->p, false);
+	KUNIT_EXPECT_EQ(test, hottier_policy_nr_cut(&r->p), 0U);
 	/* A read revives it: worth its heat, not cut, not counted. */
 	rig_read(r, 1, false);
 	KUNIT_EXPECT_FALSE(test, hottier_mslot_cut(hottier_mslot(&r->map, hot),
@@ -618,37 +637,37 @@ static void map_rate_rule_cuts_a_replica_whose_reads_stopped(struct kunit *test)
 						  epoch(r)),
 			45U * HOTTIER_HEAT_ONE);
 	hottier_policy_tick(&r->p);
-	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 0U);
+	KUNIT_EXPECT_EQ(test, hottier_policy_nr_cut(&r->p), 0U);
 	hottier_policy_tick(&r->p);
 	hottier_policy_tick(&r->p);
 	KUNIT_EXPECT_TRUE(test, hottier_mslot_cut(hottier_mslot(&r->map, hot),
 						  epoch(r)));
 	KUNIT_EXPECT_FALSE(test, hottier_mslot_cut(hottier_mslot(&r->map, slow),
 						   epoch(r)));
-	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 1U);
-	hottier_map_cut_gone(&r->map, true);
-	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 0U);
+	KUNIT_EXPECT_EQ(test, hottier_policy_nr_cut(&r->p), 1U);
+	hottier_policy_cut_gone(&r->p, true);
+	KUNIT_EXPECT_EQ(test, hottier_policy_nr_cut(&r->p), 0U);
 	/*
 	 * Pinned replicas are never victims, so never counted as cut. The
 	 * slow one has now missed 6 of its reads (1.4 an epoch, 5 whole
 	 * epochs): it is cut, and counted alone.
 	 */
 	lock = hottier_map_lock(&r->map, 1, &flags);
-	__hottier_map_set_pinned(&r->map, hot, true);
+	__hottier_policy_set_pinned(&r->p, hot, true);
 	hottier_map_unlock(lock, flags);
 	hottier_policy_tick(&r->p);
 	KUNIT_EXPECT_TRUE(test, hottier_mslot_cut(hottier_mslot(&r->map, hot),
 						  epoch(r)));
 	KUNIT_EXPECT_TRUE(test, hottier_mslot_cut(hottier_mslot(&r->map, slow),
 						  epoch(r)));
-	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 1U);
-	hottier_map_cut_gone(&r->map, false);
-	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 0U);
+	KUNIT_EXPECT_EQ(test, hottier_policy_nr_cut(&r->p), 1U);
+	hottier_policy_cut_gone(&r->p, false);
+	KUNIT_EXPECT_EQ(test, hottier_policy_nr_cut(&r->p), 0U);
 	lock = hottier_map_lock(&r->map, 1, &flags);
-	__hottier_map_set_pinned(&r->map, hot, false);
+	__hottier_policy_set_pinned(&r->p, hot, false);
 	hottier_map_unlock(lock, flags);
 	hottier_policy_tick(&r->p);
-	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 2U);
+	KUNIT_EXPECT_EQ(test, hottier_policy_nr_cut(&r->p), 2U);
 }
 
 /*
@@ -676,66 +695,66 @@ static void map_turnover_cuts_replicas_unread_since_it_began(struct kunit *test)
 	hottier_policy_turnover(&r->p);
 	KUNIT_EXPECT_EQ(test, epoch(r), (u16)(before + 1));
 	KUNIT_EXPECT_EQ(test, (u32)atomic_read(&r->p.heat.tracked), 0U);
-	KUNIT_EXPECT_FALSE(test, hottier_map_cut(&r->map, hot, epoch(r)));
+	KUNIT_EXPECT_FALSE(test, hottier_policy_cut(&r->p, hot, epoch(r)));
 	rig_read(r, 3, false);			/* cool is read since */
 
 	KUNIT_EXPECT_TRUE(test, hottier_policy_turnover_second(&r->p, 1000,
 							       60000));
-	KUNIT_EXPECT_FALSE(test, hottier_map_cut(&r->map, hot, epoch(r)));
-	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 0U);
+	KUNIT_EXPECT_FALSE(test, hottier_policy_cut(&r->p, hot, epoch(r)));
+	KUNIT_EXPECT_EQ(test, hottier_policy_nr_cut(&r->p), 0U);
 	/* The coldest level holds cool, worth its reads. */
-	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
-						 &extent, NULL), cool);
+	KUNIT_EXPECT_EQ(test, hottier_policy_victim(&r->p, epoch(r), &heat,
+						    &extent, NULL), cool);
 
 	KUNIT_EXPECT_TRUE(test, hottier_policy_turnover_second(&r->p, 3000,
 							       60000));
-	KUNIT_EXPECT_TRUE(test, hottier_map_cut(&r->map, hot, epoch(r)));
-	KUNIT_EXPECT_EQ(test, hottier_map_worth(&r->map, hot, epoch(r)), 0U);
-	KUNIT_EXPECT_FALSE(test, hottier_map_cut(&r->map, warm, epoch(r)));
-	KUNIT_EXPECT_EQ(test, hottier_map_worth(&r->map, warm, epoch(r)),
+	KUNIT_EXPECT_TRUE(test, hottier_policy_cut(&r->p, hot, epoch(r)));
+	KUNIT_EXPECT_EQ(test, hottier_policy_worth(&r->p, hot, epoch(r)), 0U);
+	KUNIT_EXPECT_FALSE(test, hottier_policy_cut(&r->p, warm, epoch(r)));
+	KUNIT_EXPECT_EQ(test, hottier_policy_worth(&r->p, warm, epoch(r)),
 			hottier_mslot_heat(hottier_mslot(&r->map, warm),
 					   epoch(r)));
-	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 1U);
-	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
-						 &extent, NULL), hot);
+	KUNIT_EXPECT_EQ(test, hottier_policy_nr_cut(&r->p), 1U);
+	KUNIT_EXPECT_EQ(test, hottier_policy_victim(&r->p, epoch(r), &heat,
+						    &extent, NULL), hot);
 	KUNIT_EXPECT_EQ(test, extent, 1ULL);
 	KUNIT_EXPECT_EQ(test, heat, 0U);
 
 	KUNIT_EXPECT_TRUE(test, hottier_policy_turnover_second(&r->p, 5000,
 							       60000));
-	KUNIT_EXPECT_TRUE(test, hottier_map_cut(&r->map, warm, epoch(r)));
-	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 2U);
+	KUNIT_EXPECT_TRUE(test, hottier_policy_cut(&r->p, warm, epoch(r)));
+	KUNIT_EXPECT_EQ(test, hottier_policy_nr_cut(&r->p), 2U);
 	/* Read since, or pinned: never. */
 	KUNIT_EXPECT_TRUE(test, hottier_policy_turnover_second(&r->p, 14000,
 							       60000));
-	KUNIT_EXPECT_FALSE(test, hottier_map_cut(&r->map, cool, epoch(r)));
-	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 2U);
-	KUNIT_EXPECT_NE(test, hottier_map_victim(&r->map, epoch(r), &heat,
-						 &extent, NULL), pinned);
+	KUNIT_EXPECT_FALSE(test, hottier_policy_cut(&r->p, cool, epoch(r)));
+	KUNIT_EXPECT_EQ(test, hottier_policy_nr_cut(&r->p), 2U);
+	KUNIT_EXPECT_NE(test, hottier_policy_victim(&r->p, epoch(r), &heat,
+						    &extent, NULL), pinned);
 	/* A read revives a cut one. */
 	rig_read(r, 2, false);
-	KUNIT_EXPECT_FALSE(test, hottier_map_cut(&r->map, warm, epoch(r)));
+	KUNIT_EXPECT_FALSE(test, hottier_policy_cut(&r->p, warm, epoch(r)));
 
 	/*
 	 * The next tick ends the turnover: the rate rule alone again, which
 	 * cuts hot too now (64 reads of heat, 11 missed in a whole epoch).
 	 */
 	hottier_policy_tick(&r->p);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(r->map.turnover_heat), 0U);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(r->p.levels.turnover_heat), 0U);
 	KUNIT_EXPECT_FALSE(test, hottier_policy_turnover_second(&r->p, 16000,
 								60000));
 	for (heat = 0; heat < 4; heat++) {
 		struct hottier_mslot *s = hottier_mslot(&r->map, heat);
 
-		KUNIT_EXPECT_EQ(test, hottier_map_cut(&r->map, heat, epoch(r)),
+		KUNIT_EXPECT_EQ(test, hottier_policy_cut(&r->p, heat, epoch(r)),
 				hottier_mslot_cut(s, epoch(r)));
 		KUNIT_EXPECT_EQ(test,
-				hottier_map_worth(&r->map, heat, epoch(r)),
+				hottier_policy_worth(&r->p, heat, epoch(r)),
 				hottier_mslot_worth(s, epoch(r)));
 	}
-	KUNIT_EXPECT_TRUE(test, hottier_map_cut(&r->map, hot, epoch(r)));
-	KUNIT_EXPECT_FALSE(test, hottier_map_cut(&r->map, warm, epoch(r)));
-	KUNIT_EXPECT_EQ(test, hottier_map_nr_cut(&r->map), 1U);
+	KUNIT_EXPECT_TRUE(test, hottier_policy_cut(&r->p, hot, epoch(r)));
+	KUNIT_EXPECT_FALSE(test, hottier_policy_cut(&r->p, warm, epoch(r)));
+	KUNIT_EXPECT_EQ(test, hottier_policy_nr_cut(&r->p), 1U);
 }
 
 /*
@@ -753,15 +772,15 @@ static void map_turnover_restarts_heat_at_a_replicas_first_read(struct kunit *te
 
 	hot = install(r, 1, 64, false);
 	cool = install(r, 2, 8, false);
-	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
-						 &extent, NULL), cool);
+	KUNIT_EXPECT_EQ(test, hottier_policy_victim(&r->p, epoch(r), &heat,
+						    &extent, NULL), cool);
 
 	hottier_policy_turnover(&r->p);
 	rig_read(r, 1, false);
 	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map, hot),
 						 epoch(r)), HOTTIER_HEAT_ONE);
-	KUNIT_EXPECT_EQ(test, hottier_map_victim(&r->map, epoch(r), &heat,
-						 &extent, NULL), hot);
+	KUNIT_EXPECT_EQ(test, hottier_policy_victim(&r->p, epoch(r), &heat,
+						    &extent, NULL), hot);
 	KUNIT_EXPECT_EQ(test, heat, HOTTIER_HEAT_ONE);
 	/* cool, unread, keeps its heat (decayed by the turnover's tick). */
 	KUNIT_EXPECT_EQ(test, hottier_mslot_heat(hottier_mslot(&r->map, cool),
@@ -774,7 +793,7 @@ static void map_turnover_restarts_heat_at_a_replicas_first_read(struct kunit *te
 
 	/* The next tick ends the turnover: a first read adds to the heat. */
 	hottier_policy_tick(&r->p);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(r->map.turnover_heat), 0U);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(r->p.levels.turnover_heat), 0U);
 	heat = hottier_mslot_heat(hottier_mslot(&r->map, cool), epoch(r));
 	rig_read(r, 2, false);
 	heat = (heat + HOTTIER_HEAT_ONE) >> HOTTIER_SLOT_HEAT_SHIFT;
@@ -802,7 +821,7 @@ static void map_idle_replica_heat_never_wraps(struct kunit *test)
 						 epoch(r)), 0U);
 	/* One read since is one read, and it too decays to nothing. */
 	lock = hottier_map_lock(&r->map, 1, &flags);
-	KUNIT_EXPECT_EQ(test, __hottier_map_hit(&r->map, slot, epoch(r)),
+	KUNIT_EXPECT_EQ(test, __hottier_policy_hit(&r->p, slot),
 			(u32)HOTTIER_HEAT_ONE);
 	hottier_map_unlock(lock, flags);
 	for (i = 0; i < 3 * 256 + 17; i++)
@@ -826,7 +845,7 @@ static void map_record_holds_40_bit_extents(struct kunit *test)
 	lock = hottier_map_lock(&r->map, big, &flags);
 	KUNIT_EXPECT_EQ(test, __hottier_map_find(&r->map, big), slot);
 	for (i = 0; i < 10; i++)
-		__hottier_map_hit(&r->map, slot, epoch(r));
+		__hottier_policy_hit(&r->p, slot);
 	hottier_map_unlock(lock, flags);
 	KUNIT_EXPECT_EQ(test, hottier_mslot_extent(hottier_mslot(&r->map, slot)),
 			big);
@@ -836,7 +855,7 @@ static void map_record_holds_40_bit_extents(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, hottier_heat_band(HOTTIER_SLOT_HEAT_MAX),
 			HOTTIER_MAP_LEVELS - 1U);
 	/* The colder one, with the same low 32 bits, is the victim. */
-	hottier_map_victim(&r->map, epoch(r), &heat, &extent, NULL);
+	hottier_policy_victim(&r->p, epoch(r), &heat, &extent, NULL);
 	KUNIT_EXPECT_EQ(test, extent, big & U32_MAX);
 }
 
@@ -857,10 +876,10 @@ static void map_levels_ring_keeps_every_slot(struct kunit *test)
 	for (i = 0; i < 4096; i++)
 		install(r, i, 1U << (i % 11), i % 7 == 0);
 	for (i = 0; i < 3 * HOTTIER_MAP_LEVELS; i++)
-		hottier_map_age(&r->map);
+		hottier_policy_age(&r->p);
 	for (;;) {
-		slot = hottier_map_victim(&r->map, epoch(r), &heat, &extent,
-					  &visits);
+		slot = hottier_policy_victim(&r->p, epoch(r), &heat, &extent,
+					     &visits);
 		if (slot == HOTTIER_NIL)
 			break;
 		KUNIT_EXPECT_LE(test, visits,
@@ -868,7 +887,7 @@ static void map_levels_ring_keeps_every_slot(struct kunit *test)
 		KUNIT_EXPECT_NE(test, extent % 7, 0ULL);
 		lock = hottier_map_lock(&r->map, extent, &flags);
 		KUNIT_ASSERT_EQ(test, __hottier_map_find(&r->map, extent), slot);
-		__hottier_map_remove(&r->map, slot);
+		rig_remove(r, slot);
 		hottier_map_unlock(lock, flags);
 		hottier_map_put(&r->map, slot);
 		n++;
@@ -936,7 +955,7 @@ static void map_range_walk_visits_only_replicas_in_range(struct kunit *test)
 
 		lock = hottier_map_lock(&r->map, (u64)i * 61, &flags);
 		slot = __hottier_map_find(&r->map, (u64)i * 61);
-		__hottier_map_remove(&r->map, slot);
+		rig_remove(r, slot);
 		hottier_map_unlock(lock, flags);
 		hottier_map_put(&r->map, slot);
 	}
@@ -1006,7 +1025,7 @@ static void map_range_walk_by_groups(struct kunit *test)
 			continue;
 		lock = hottier_map_lock(&r->map, (u64)i * 65, &flags);
 		slot = __hottier_map_find(&r->map, (u64)i * 65);
-		__hottier_map_remove(&r->map, slot);
+		rig_remove(r, slot);
 		hottier_map_unlock(lock, flags);
 		hottier_map_put(&r->map, slot);
 	}
@@ -1066,15 +1085,15 @@ static void map_victim_visits_at_most_64_at_1m_slots(struct kunit *test)
 
 	for (i = 0; i < M1; i++)
 		install(r, i, i % 5000, i % 100 != 0);
-	KUNIT_EXPECT_EQ(test, r->map.nr_pinned, M1 - M1 / 100 - 1);
+	KUNIT_EXPECT_EQ(test, r->p.levels.nr_pinned, M1 - M1 / 100 - 1);
 	for (i = 0; i < 1000; i++) {
-		slot = hottier_map_victim(&r->map, epoch(r), &heat, &extent,
-					  &visits);
+		slot = hottier_policy_victim(&r->p, epoch(r), &heat, &extent,
+					     &visits);
 		KUNIT_ASSERT_NE(test, slot, HOTTIER_NIL);
 		KUNIT_EXPECT_EQ(test, extent % 100, 0ULL);
 		worst = max(worst, visits);
 		lock = hottier_map_lock(&r->map, extent, &flags);
-		__hottier_map_remove(&r->map, slot);
+		rig_remove(r, slot);
 		hottier_map_unlock(lock, flags);
 		hottier_map_put(&r->map, slot);
 		install(r, extent, 0, false);	/* back, cold */
@@ -1085,11 +1104,11 @@ static void map_victim_visits_at_most_64_at_1m_slots(struct kunit *test)
 	for (i = 0; i < M1; i += 100) {
 		lock = hottier_map_lock(&r->map, i, &flags);
 		slot = __hottier_map_find(&r->map, i);
-		__hottier_map_hit(&r->map, slot, epoch(r));
-		__hottier_map_hit(&r->map, slot, epoch(r));
+		__hottier_policy_hit(&r->p, slot);
+		__hottier_policy_hit(&r->p, slot);
 		hottier_map_unlock(lock, flags);
 	}
-	slot = hottier_map_victim(&r->map, epoch(r), &heat, &extent, &visits);
+	slot = hottier_policy_victim(&r->p, epoch(r), &heat, &extent, &visits);
 	KUNIT_EXPECT_NE(test, slot, HOTTIER_NIL);
 	KUNIT_EXPECT_EQ(test, visits, (unsigned int)HOTTIER_VICTIM_VISITS);
 	KUNIT_EXPECT_EQ(test, heat, 2 * HOTTIER_HEAT_ONE);
@@ -1329,7 +1348,7 @@ static void rig_pin(struct rig *r, u64 extent)
 	unsigned long flags;
 
 	lock = hottier_map_lock(&r->map, extent, &flags);
-	__hottier_map_set_pinned(&r->map, slot, true);
+	__hottier_policy_set_pinned(&r->p, slot, true);
 	hottier_map_unlock(lock, flags);
 }
 

@@ -10,39 +10,18 @@
  *             waiting for the I/O still sent to it to drain (refs);
  *   COPYING   in the index under its extent, a copy into it running: reads
  *             of the extent go to the HDD;
- *   RESIDENT  in the index, holding a replica; on a victim level by its
- *             heat band, or pinned.
+ *   RESIDENT  in the index, holding a replica; on a victim level of the
+ *             policy's by its worth, or pinned.
  *
  * The index is a chained hash: a u32 head per bucket, a u32 link per slot,
  * buckets under HOTTIER_MAP_LOCKS spinlocks. Lookup is O(1) and takes the
  * lock of its extent's bucket only. A free slot's link chains the free
  * list instead.
  *
- * Victims come from HOTTIER_MAP_LEVELS levels, one per heat band (a slot
- * is put at the band of its heat when it is installed). A level is a
- * hierarchical bitmap of its slots, searched from a hand that goes round
- * the SSD (a clock per level). Hits update a slot's heat under its bucket
- * lock and never touch the levels: a victim search looks at the lowest
- * levels, moves a slot that got hotter up to its band, and evicts the
- * first that did not, visiting at most HOTTIER_VICTIM_VISITS slots. Heat
- * halves every half-life, so then every level moves down one
- * (hottier_map_age(): the levels are a ring, and the lowest merges into
- * the next in time proportional to its words in use). Pinned slots are in
- * no level and never visited.
- *
- * A slot's heat is 12 bits (quarter reads, up to 1023 reads) as of a
- * 5-bit epoch, the epoch of its last read. A replica is filed, and judged
- * as a victim, by its worth (hottier_mslot_worth()): its heat, quartered
- * for every epoch past the first that it went unread, and halved for every
- * read past HOTTIER_RATE_GRACE that its own read rate says it missed (the
- * rate rule, below). Heat remembers a half-life of reads, so a replica
- * whose reads stopped would hold its slot for several half-lives against
- * extents read now; its worth falls within a few epochs, and within two
- * for a replica that was read often. Every epoch, hottier_map_refresh()
- * moves every idle replica down to the level of its worth (the victim
- * search would not look at it up there), and keeps its epoch at most
- * HOTTIER_IDLE_MAX epochs behind (its heat brought up to that epoch), so
- * the epoch never wraps.
+ * A resident slot's heat and epoch are kept here (the meta word), but
+ * what they are worth, and the victim levels that file slots by it, are
+ * the policy's (struct hottier_levels, dm-hottier-policy.h): this map never
+ * calls the policy; whoever installs, removes or pins a replica tells it.
  */
 #ifndef DM_HOTTIER_MAP_H
 #define DM_HOTTIER_MAP_H
@@ -56,7 +35,6 @@
 #include <linux/types.h>
 
 #define HOTTIER_NIL			U32_MAX
-#define HOTTIER_VICTIM_VISITS		64
 #define HOTTIER_MAP_LOCKS		256
 /* Slot records and buckets are allocated in chunks of this many. */
 #define HOTTIER_MAP_CHUNK_SHIFT		14
@@ -73,35 +51,6 @@
 #define HOTTIER_SLOT_HEAT_SHIFT		(HOTTIER_HEAT_SHIFT - 2)
 #define HOTTIER_SLOT_HEAT_MAX		(FIELD_MAX(HOTTIER_MS_HEAT) << \
 					 HOTTIER_SLOT_HEAT_SHIFT)
-/* Bands 0 to 10: HOTTIER_SLOT_HEAT_MAX is 1023 reads. */
-#define HOTTIER_MAP_LEVELS		11
-/*
- * A replica unread this many epochs or more has its epoch brought up to
- * this far behind at every epoch's refresh: none is ever more than one
- * epoch further behind, and the field counts 32.
- */
-#define HOTTIER_IDLE_MAX		8
-/*
- * A replica unread for more epochs than this is worth less than its heat:
- * past the grace, shifted down by HOTTIER_HEAT_IDLE_SHIFT (a heat table
- * entry's rule) for every epoch it goes unread.
- */
-#define HOTTIER_IDLE_GRACE		1
-/*
- * The rate rule: a replica's read rate at its last read is taken as its
- * heat then x ln2 / half-life, and the reads it missed as that rate over
- * the whole epochs it has gone unread since the one of its last read (a
- * lower bound: the epoch field is all the time a slot keeps). Past this
- * many missed reads, its worth halves for every further one; at
- * HOTTIER_RATE_CUT_SHIFT halvings (6 reads missed) and below a read, it
- * is cut. A replica still read at its rate goes 3 of its reads unread
- * with a chance of e^-3 (1 in 20), and 6 with e^-6 (1 in 400). One read
- * once an epoch is cut only 8 epochs on, worth nothing by the epoch rule
- * long before; one read twice a second that stops is worth nothing two
- * epochs on.
- */
-#define HOTTIER_RATE_GRACE		2
-#define HOTTIER_RATE_CUT_SHIFT		4
 #define HOTTIER_EPOCH_MASK		FIELD_MAX(HOTTIER_MS_EPOCH)
 
 enum hottier_slot_state {
@@ -136,19 +85,20 @@ enum hottier_slot_rec {
 
 /*
  * meta is written under the bucket lock of the slot's extent while the
- * slot is in the index, else by its owner (the last reference, or qlock
- * for the free list); lockless readers take hints from it (READ_ONCE).
+ * slot is in the index, else by its owner (the last reference, or
+ * free_lock for the free list); lockless readers take hints from it
+ * (READ_ONCE).
  */
 struct hottier_mslot {
 	u32 extent_lo;		/* COPYING, RESIDENT: extent, low 32 bits */
-	u32 hnext;		/* index chain (bucket lock); free list (qlock) */
+	u32 hnext;		/* index chain (bucket lock); free list (free_lock) */
 	atomic_t refs;		/* the replica or reservation, and each I/O */
 	u32 meta;		/* HOTTIER_MS_*: extent, state, flags, heat */
 };
 
 /*
  * A hierarchical bitmap: w[0] has a bit per slot, w[k] a bit per word of
- * w[k - 1] that is not zero.
+ * w[k - 1] that is not zero. Its user locks it.
  */
 #define HOTTIER_HBM_DEPTH	8
 
@@ -180,28 +130,10 @@ struct hottier_map {
 	u32 nr_slots;
 	u32 bucket_bits;
 	struct hottier_mlock locks[HOTTIER_MAP_LOCKS];	/* b % LOCKS */
-	spinlock_t qlock;	/* protects level[], base, free, the counts */
-	struct hottier_hbm level[HOTTIER_MAP_LEVELS];	/* a ring */
-	unsigned int base;	/* level[base] is the coldest */
+	spinlock_t free_lock;	/* protects free, nr_free */
 	u32 free;		/* the free list's first slot */
 	u32 nr_free;
-	u32 nr_pinned;
-	atomic_t resident;
-	/*
-	 * Unpinned replicas the rate rule cut, as of the last refresh, less
-	 * those evicted since (a hint: a read revives one unseen).
-	 */
-	atomic_t nr_cut;
-	/*
-	 * A working-set turnover (hottier_map_turnover()): while the epoch is
-	 * turnover_epoch, an unpinned replica unread since that epoch began
-	 * whose heat at its last read is turnover_heat or more is cut. 0: no
-	 * turnover. Written by the policy's tick and its turnover's
-	 * seconds, which the target serialises; read unlocked (hints, as
-	 * nr_cut).
-	 */
-	u32 turnover_heat;
-	u16 turnover_epoch;
+	atomic_t resident;	/* RESIDENT slots */
 	/*
 	 * The range index: a bit per group of 1 << rshift HDD extents that
 	 * has a slot (COPYING or RESIDENT). A group is one extent while the
@@ -243,6 +175,14 @@ struct hottier_range_iter {
 	unsigned long visits;	/* extents or slots looked at */
 };
 
+u64 hottier_hbm_words(unsigned long nbits);
+int hottier_hbm_init(struct hottier_hbm *b, unsigned long nbits);
+void hottier_hbm_exit(struct hottier_hbm *b);
+void hottier_hbm_set(struct hottier_hbm *b, unsigned long i);
+bool hottier_hbm_clear(struct hottier_hbm *b, unsigned long i);
+unsigned long hottier_hbm_find(const struct hottier_hbm *b,
+			       unsigned long from);
+
 u64 hottier_map_bytes(u64 nr_slots);
 u64 hottier_map_range_bytes(u64 nr_slots, u64 nr_extents);
 int hottier_map_init(struct hottier_map *m, u32 nr_slots);
@@ -272,18 +212,27 @@ bool hottier_map_any_dropping(struct hottier_map *m);
 
 /* These expect the extent's bucket lock held (hottier_map_lock()). */
 u32 __hottier_map_find(struct hottier_map *m, u64 extent);
-u32 __hottier_map_hit(struct hottier_map *m, u32 slot, u16 epoch);
 void __hottier_map_insert(struct hottier_map *m, u32 slot, u64 extent);
 void __hottier_map_install(struct hottier_map *m, u32 slot, u32 heat,
 			   u16 epoch);
 void __hottier_map_remove(struct hottier_map *m, u32 slot);
 bool hottier_map_has_slot(struct hottier_map *m, u64 extent);
 bool __hottier_map_evictable(struct hottier_map *m, u32 slot, u64 extent);
-void __hottier_map_set_pinned(struct hottier_map *m, u32 slot, bool pinned);
+
+/* Epochs from a slot's last read (or install) to @epoch. */
+static inline u32 hottier_meta_idle(u32 meta, u16 epoch)
+{
+	return (epoch - FIELD_GET(HOTTIER_MS_EPOCH, meta)) & HOTTIER_EPOCH_MASK;
+}
+
+/* A slot's heat, @epochs after its epoch. */
+static inline u32 hottier_meta_heat(u32 meta, u32 epochs)
+{
+	return hottier_heat_decay(FIELD_GET(HOTTIER_MS_HEAT, meta) <<
+				  HOTTIER_SLOT_HEAT_SHIFT, epochs);
+}
 
 u32 hottier_mslot_heat(const struct hottier_mslot *s, u16 epoch);
-u32 hottier_mslot_worth(const struct hottier_mslot *s, u16 epoch);
-bool hottier_mslot_cut(const struct hottier_mslot *s, u16 epoch);
 
 static inline u64 hottier_mslot_extent(const struct hottier_mslot *s)
 {
@@ -311,6 +260,7 @@ void __hottier_mslot_set_flags(struct hottier_mslot *s, unsigned int set,
 			       unsigned int clear);
 void __hottier_mslot_set_rec(struct hottier_mslot *s, unsigned int set,
 			     unsigned int clear);
+void __hottier_mslot_set_heat(struct hottier_mslot *s, u32 heat, u16 epoch);
 u32 hottier_map_alloc(struct hottier_map *m);
 void hottier_map_restore_begin(struct hottier_map *m);
 bool hottier_map_restore(struct hottier_map *m, u32 slot, u64 extent,
@@ -318,16 +268,6 @@ bool hottier_map_restore(struct hottier_map *m, u32 slot, u64 extent,
 void hottier_map_restore_end(struct hottier_map *m);
 void hottier_map_get(struct hottier_map *m, u32 slot);
 bool hottier_map_put(struct hottier_map *m, u32 slot);
-u32 hottier_map_victim(struct hottier_map *m, u16 epoch, u32 *heat,
-		       u64 *extent, unsigned int *visits);
-void hottier_map_age(struct hottier_map *m);
-void hottier_map_refresh(struct hottier_map *m, u16 epoch);
 u32 hottier_map_nr_free(struct hottier_map *m);
-u32 hottier_map_nr_cut(struct hottier_map *m);
-u32 hottier_map_worth(struct hottier_map *m, u32 slot, u16 epoch);
-bool hottier_map_cut(struct hottier_map *m, u32 slot, u16 epoch);
-void hottier_map_turnover(struct hottier_map *m, u16 epoch, u32 heat);
-void hottier_map_turnover_refile(struct hottier_map *m, u16 epoch);
-void hottier_map_cut_gone(struct hottier_map *m, bool none_left);
 
 #endif /* DM_HOTTIER_MAP_H */

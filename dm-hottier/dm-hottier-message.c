@@ -170,7 +170,7 @@ static void pin_replicas(struct hottier *ht, u64 first, u64 last, bool pin)
 		if (slot != HOTTIER_NIL &&
 		    hottier_mslot_state(hottier_mslot(m, slot)) ==
 		    HOTTIER_S_RESIDENT)
-			__hottier_map_set_pinned(m, slot, pin);
+			__hottier_replica_set_pinned(ht, slot, pin);
 		hottier_map_unlock(lock, flags);
 		if (!(it.visits % HOTTIER_DROP_WALK))
 			cond_resched();

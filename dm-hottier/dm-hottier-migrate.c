@@ -422,8 +422,9 @@ int hottier_alloc_tables(struct hottier *ht, char **error)
 	r = hottier_policy_init(&ht->policy, &ht->map, tracked);
 	if (r) {
 		snprintf(ht->error, sizeof(ht->error),
-			 "Cannot allocate the heat table: %llu bytes for %llu extents",
-			 hottier_heat_bytes(tracked), tracked);
+			 "Cannot allocate the heat table and victim levels: %llu bytes for %llu extents",
+			 hottier_heat_bytes(tracked) +
+			 hottier_policy_levels_bytes(nr_slots), tracked);
 		*error = ht->error;
 		return r;
 	}

@@ -326,6 +326,7 @@ static int load_map(struct hottier *ht, bool restore)
 						 HOTTIER_SLOT_HEAT_SHIFT, epoch)) {
 				dropped++;
 			} else {
+				hottier_policy_restored(&ht->policy, slot + i);
 				intent = rec.flags & HOTTIER_REC_INTENT;
 				set_recorded(ht, slot + i, rec.extent, intent ?
 					     HOTTIER_MR_INTENT : HOTTIER_MR_REC);

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * dm-hottier: promotion and eviction decisions, migration rate limit.
+ * dm-hottier: promotion and eviction decisions (the victim levels and
+ * the worth of replicas among them), migration rate limit.
  */
 #include "dm-hottier-policy.h"
 #include "dm-hottier-compat.h"
 
+#include <linux/bitfield.h>
+#include <linux/bitmap.h>
 #include <linux/kernel.h>
 #include <linux/math64.h>
 #include <linux/sched.h>
@@ -94,6 +97,542 @@ bool hottier_tokens_take(struct hottier_tokens *t, u64 now_ns,
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_tokens_take);
 
+/* The victim levels (struct hottier_levels) */
+
+static struct hottier_hbm *level(struct hottier_policy *p, unsigned int lvl)
+{
+	return &p->levels.level[(p->levels.base + lvl) % HOTTIER_MAP_LEVELS];
+}
+
+static bool is_pinned(const struct hottier_mslot *s)
+{
+	return hottier_mslot_flags(s) & HOTTIER_SF_PINNED;
+}
+
+/* What the levels allocate for @nr_slots (hottier_policy_init()), in bytes. */
+u64 hottier_policy_levels_bytes(u64 nr_slots)
+{
+	return HOTTIER_MAP_LEVELS * hottier_hbm_words(max_t(u64, nr_slots, 1)) *
+	       sizeof(unsigned long);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_levels_bytes);
+
+static int levels_init(struct hottier_levels *lv, u32 nr_slots)
+{
+	unsigned int i;
+
+	spin_lock_init(&lv->lock);
+	for (i = 0; i < HOTTIER_MAP_LEVELS; i++)
+		if (hottier_hbm_init(&lv->level[i], nr_slots))
+			return -ENOMEM;
+	lv->base = 0;
+	lv->nr_pinned = 0;
+	atomic_set(&lv->nr_cut, 0);
+	lv->turnover_heat = 0;
+	lv->turnover_epoch = 0;
+	return 0;
+}
+
+static void levels_exit(struct hottier_levels *lv)
+{
+	unsigned int i;
+
+	for (i = 0; i < HOTTIER_MAP_LEVELS; i++)
+		hottier_hbm_exit(&lv->level[i]);
+}
+
+/* Word @j of row @k of @src, and all below it, into @dst; @src's cleared. */
+static void hbm_merge_word(struct hottier_hbm *dst, struct hottier_hbm *src,
+			   unsigned int k, unsigned long j)
+{
+	unsigned long word = src->w[k][j];
+	unsigned int t;
+
+	if (k)
+		for_each_set_bit(t, &word, BITS_PER_LONG)
+			hbm_merge_word(dst, src, k - 1, j * BITS_PER_LONG + t);
+	dst->w[k][j] |= word;
+	src->w[k][j] = 0;
+}
+
+/* @dst |= @src, @src emptied: time in proportion to @src's words in use. */
+static void hbm_merge(struct hottier_hbm *dst, struct hottier_hbm *src)
+{
+	if (!src->count)
+		return;
+	hbm_merge_word(dst, src, src->depth - 1, 0);
+	dst->count += src->count;
+	src->count = 0;
+}
+
+/*
+ * The rate rule's shift for a slot @idle epochs after its last read: the
+ * reads its rate then (heat x ln2 / half-life, ln2 as 709 / 1024) says it
+ * missed over the idle - 1 whole epochs since, past HOTTIER_RATE_GRACE.
+ * The slot's heat is as of its last read until the refresh brings it up
+ * (HOTTIER_IDLE_MAX epochs on), when its worth is nothing anyway. At most
+ * 16380 x 709 x 30, within a u32.
+ */
+static u32 meta_rate_shift(u32 meta, u32 idle)
+{
+	u32 last = FIELD_GET(HOTTIER_MS_HEAT, meta) << HOTTIER_SLOT_HEAT_SHIFT;
+	u32 missed;
+
+	if (idle < 2)
+		return 0;
+	missed = last * 709 * (idle - 1) /
+		 (1024 * HOTTIER_HEAT_ONE * HOTTIER_EPOCHS_PER_HALFLIFE);
+	return missed > HOTTIER_RATE_GRACE ? missed - HOTTIER_RATE_GRACE : 0;
+}
+
+/*
+ * What a resident slot is worth keeping at @epoch: its heat, quartered
+ * for every epoch past HOTTIER_IDLE_GRACE since its last read (the rule of
+ * the heat table's entries, after a grace: a replica cost a copy), and
+ * halved for every read the rate rule says it missed. The victim levels
+ * file it by its worth, and a candidate must beat its worth. @rate_shift
+ * is meta_rate_shift()'s, for a caller that has it already.
+ */
+static u32 worth_shifted(u32 meta, u32 idle, u32 rate_shift)
+{
+	u32 heat = hottier_meta_heat(meta, idle), shift;
+
+	if (idle <= HOTTIER_IDLE_GRACE)
+		return heat;
+	shift = (idle - HOTTIER_IDLE_GRACE) * HOTTIER_HEAT_IDLE_SHIFT +
+		rate_shift;
+	return shift < 32 ? heat >> shift : 0;
+}
+
+static u32 meta_worth(u32 meta, u32 idle)
+{
+	return worth_shifted(meta, idle, meta_rate_shift(meta, idle));
+}
+
+/*
+ * Cut: the rate rule took the slot's worth down HOTTIER_RATE_CUT_SHIFT
+ * halvings or more, and below a read. A replica whose reads stopped that
+ * abruptly gives its slot to a candidate at the free-slot bar.
+ */
+static bool meta_cut(u32 meta, u32 idle)
+{
+	u32 rate_shift = meta_rate_shift(meta, idle);
+
+	return rate_shift >= HOTTIER_RATE_CUT_SHIFT &&
+	       worth_shifted(meta, idle, rate_shift) < HOTTIER_HEAT_ONE;
+}
+
+u32 hottier_mslot_worth(const struct hottier_mslot *s, u16 epoch)
+{
+	u32 meta = READ_ONCE(s->meta);
+
+	return meta_worth(meta, hottier_meta_idle(meta, epoch));
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_mslot_worth);
+
+/* Whether the rate rule cut a resident slot at @epoch (a hint unlocked). */
+bool hottier_mslot_cut(const struct hottier_mslot *s, u16 epoch)
+{
+	u32 meta = READ_ONCE(s->meta);
+
+	return meta_cut(meta, hottier_meta_idle(meta, epoch));
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_mslot_cut);
+
+/* In a working-set turnover, and unread since the turnover's epoch began. */
+static bool turnover_unread(struct hottier_policy *p, u32 meta, u16 epoch)
+{
+	return READ_ONCE(p->levels.turnover_heat) &&
+	       READ_ONCE(p->levels.turnover_epoch) == epoch &&
+	       FIELD_GET(HOTTIER_MS_EPOCH, meta) !=
+	       (epoch & HOTTIER_EPOCH_MASK);
+}
+
+/*
+ * In a working-set turnover: unread since the turnover's epoch began, and its
+ * heat at its last read (its rate then) says it missed the reads the
+ * turnover's seconds so far allow (hottier_policy_set_turnover()).
+ */
+static bool turnover_cut(struct hottier_policy *p, u32 meta, u16 epoch)
+{
+	return turnover_unread(p, meta, epoch) &&
+	       FIELD_GET(HOTTIER_MS_HEAT, meta) << HOTTIER_SLOT_HEAT_SHIFT >=
+	       READ_ONCE(p->levels.turnover_heat);
+}
+
+/* An unpinned replica the rate rule or a turnover cut: counted in nr_cut. */
+static bool counts_cut(struct hottier_policy *p, u32 meta, u16 epoch)
+{
+	return !(FIELD_GET(HOTTIER_MS_FLAGS, meta) & HOTTIER_SF_PINNED) &&
+	       (meta_cut(meta, hottier_meta_idle(meta, epoch)) ||
+		turnover_cut(p, meta, epoch));
+}
+
+/* hottier_mslot_worth(), nothing for a replica a turnover cut. */
+u32 hottier_policy_worth(struct hottier_policy *p, u32 slot, u16 epoch)
+{
+	struct hottier_mslot *s = hottier_mslot(p->map, slot);
+
+	if (turnover_cut(p, READ_ONCE(s->meta), epoch))
+		return 0;
+	return hottier_mslot_worth(s, epoch);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_worth);
+
+/* Cut by the rate rule or by a turnover (a hint unlocked). */
+bool hottier_policy_cut(struct hottier_policy *p, u32 slot, u16 epoch)
+{
+	struct hottier_mslot *s = hottier_mslot(p->map, slot);
+
+	return turnover_cut(p, READ_ONCE(s->meta), epoch) ||
+	       hottier_mslot_cut(s, epoch);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_cut);
+
+/* Cut replicas left: while there are, the bar is the free-slot bar. */
+u32 hottier_policy_nr_cut(struct hottier_policy *p)
+{
+	return atomic_read(&p->levels.nr_cut);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_nr_cut);
+
+/*
+ * A cut replica was evicted; or (@none_left) the victim search found a
+ * replica worth a read or more at the bottom, so no cut one is left.
+ */
+void hottier_policy_cut_gone(struct hottier_policy *p, bool none_left)
+{
+	if (none_left)
+		atomic_set(&p->levels.nr_cut, 0);
+	else
+		atomic_dec_if_positive(&p->levels.nr_cut);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_cut_gone);
+
+static unsigned int band_of(u32 heat)
+{
+	return min_t(unsigned int, hottier_heat_band(heat),
+		     HOTTIER_MAP_LEVELS - 1);
+}
+
+/* A resident slot goes where it belongs; the levels' lock held. */
+static void __enqueue(struct hottier_policy *p, u32 slot, u16 epoch)
+{
+	struct hottier_mslot *s = hottier_mslot(p->map, slot);
+
+	if (is_pinned(s))
+		p->levels.nr_pinned++;
+	else
+		hottier_hbm_set(level(p, band_of(hottier_mslot_worth(s, epoch))),
+				slot);
+}
+
+static void __dequeue(struct hottier_policy *p, u32 slot)
+{
+	struct hottier_mslot *s = hottier_mslot(p->map, slot);
+	unsigned int lvl;
+
+	if (is_pinned(s)) {
+		p->levels.nr_pinned--;
+		return;
+	}
+	for (lvl = 0; lvl < HOTTIER_MAP_LEVELS; lvl++)
+		if (hottier_hbm_clear(&p->levels.level[lvl], slot))
+			return;
+	WARN_ON_ONCE(1);
+}
+
+/*
+ * Pin or unpin a slot, under its bucket lock; a resident one moves in or
+ * out of the levels.
+ */
+void __hottier_policy_set_pinned(struct hottier_policy *p, u32 slot,
+				 bool pinned)
+{
+	struct hottier_mslot *s = hottier_mslot(p->map, slot);
+	bool resident = hottier_mslot_state(s) == HOTTIER_S_RESIDENT;
+	unsigned long flags;
+
+	if (is_pinned(s) == pinned)
+		return;
+	spin_lock_irqsave(&p->levels.lock, flags);
+	if (resident)
+		__dequeue(p, slot);
+	__hottier_mslot_set_flags(s, pinned ? HOTTIER_SF_PINNED : 0,
+				  pinned ? 0 : HOTTIER_SF_PINNED);
+	if (resident)
+		__enqueue(p, slot, FIELD_GET(HOTTIER_MS_EPOCH, s->meta));
+	spin_unlock_irqrestore(&p->levels.lock, flags);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_policy_set_pinned);
+
+/*
+ * Under its bucket lock, just after __hottier_map_install() of @slot: the
+ * replica goes on the level of its worth as of its install (its heat), or
+ * is counted pinned.
+ */
+void __hottier_policy_installed(struct hottier_policy *p, u32 slot)
+{
+	struct hottier_mslot *s = hottier_mslot(p->map, slot);
+	unsigned long flags;
+
+	spin_lock_irqsave(&p->levels.lock, flags);
+	__enqueue(p, slot, FIELD_GET(HOTTIER_MS_EPOCH, s->meta));
+	spin_unlock_irqrestore(&p->levels.lock, flags);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_policy_installed);
+
+/*
+ * Under its bucket lock, just before __hottier_map_remove() of @slot: a
+ * resident replica leaves its level (or the pinned count).
+ */
+void __hottier_policy_removing(struct hottier_policy *p, u32 slot)
+{
+	unsigned long flags;
+
+	if (hottier_mslot_state(hottier_mslot(p->map, slot)) !=
+	    HOTTIER_S_RESIDENT)
+		return;
+	spin_lock_irqsave(&p->levels.lock, flags);
+	__dequeue(p, slot);
+	spin_unlock_irqrestore(&p->levels.lock, flags);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_policy_removing);
+
+/*
+ * hottier_map_restore() made @slot resident: it goes on its level, under
+ * its bucket lock as the I/O path files one (nothing else uses the map
+ * yet, but lockdep knows the locks by class).
+ */
+void hottier_policy_restored(struct hottier_policy *p, u32 slot)
+{
+	u64 extent = hottier_mslot_extent(hottier_mslot(p->map, slot));
+	struct hottier_mlock *lock;
+	unsigned long flags;
+
+	lock = hottier_map_lock(p->map, extent, &flags);
+	__hottier_policy_installed(p, slot);
+	hottier_map_unlock(lock, flags);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_restored);
+
+/*
+ * The slot to evict: from the lowest level up, the first slot from the
+ * level's hand on whose worth is still within its level's band; a slot
+ * read since it was put there moves up to its band instead. At most
+ * HOTTIER_VICTIM_VISITS slots are looked at: then the least worth of them
+ * is the victim. Returns the slot (still RESIDENT: the caller removes it
+ * under its bucket lock, checking it is still the same) with its worth
+ * and extent, or HOTTIER_NIL if no unpinned replica exists. Pinned slots
+ * are never visited.
+ */
+u32 hottier_policy_victim(struct hottier_policy *p, u16 epoch, u32 *heat,
+			  u64 *extent, unsigned int *visits)
+{
+	u32 best = HOTTIER_NIL, best_heat = U32_MAX, slot, h;
+	unsigned int lvl, band, n = 0;
+	unsigned long i;
+	struct hottier_hbm *b;
+	unsigned long flags;
+
+	spin_lock_irqsave(&p->levels.lock, flags);
+	for (lvl = 0; lvl < HOTTIER_MAP_LEVELS &&
+	     n < HOTTIER_VICTIM_VISITS; lvl++) {
+		b = level(p, lvl);
+		while (n < HOTTIER_VICTIM_VISITS && b->count) {
+			i = hottier_hbm_find(b, b->hand);
+			if (i == HOTTIER_HBM_NONE)
+				i = hottier_hbm_find(b, 0);
+			slot = i;
+			/*
+			 * The hand stays on the slot: one refused as a victim
+			 * (too hot to evict for this candidate) is offered
+			 * again, as a queue's head would be.
+			 */
+			b->hand = slot;
+			n++;
+			h = hottier_policy_worth(p, slot, epoch);
+			if (h < best_heat) {
+				best = slot;
+				best_heat = h;
+			}
+			band = band_of(h);
+			if (band <= lvl) {
+				best = slot;
+				best_heat = h;
+				goto out;
+			}
+			hottier_hbm_clear(b, slot);
+			hottier_hbm_set(level(p, band), slot);
+		}
+	}
+out:
+	if (best != HOTTIER_NIL)
+		*extent = hottier_mslot_extent(hottier_mslot(p->map, best));
+	spin_unlock_irqrestore(&p->levels.lock, flags);
+	*heat = best_heat;
+	if (visits)
+		*visits = n;
+	return best;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_victim);
+
+/*
+ * A half-life passed: resident heat halved, so every level moves down one.
+ * The ring turns; the lowest level merges into the next.
+ */
+void hottier_policy_age(struct hottier_policy *p)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&p->levels.lock, flags);
+	hbm_merge(level(p, 1), level(p, 0));
+	p->levels.base = (p->levels.base + 1) % HOTTIER_MAP_LEVELS;
+	spin_unlock_irqrestore(&p->levels.lock, flags);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_age);
+
+/*
+ * A slot goes down to the level of its worth, if it is above it: an idle
+ * one, or one a turnover's first read started afresh.
+ */
+static void refile(struct hottier_policy *p, u32 slot, u16 epoch)
+{
+	unsigned int lvl, band;
+	unsigned long flags;
+
+	spin_lock_irqsave(&p->levels.lock, flags);
+	band = band_of(hottier_policy_worth(p, slot, epoch));
+	/* Only a resident, unpinned slot is on a level. */
+	for (lvl = band + 1; lvl < HOTTIER_MAP_LEVELS; lvl++)
+		if (hottier_hbm_clear(level(p, lvl), slot)) {
+			hottier_hbm_set(level(p, band), slot);
+			break;
+		}
+	spin_unlock_irqrestore(&p->levels.lock, flags);
+}
+
+/*
+ * A read hit the replica in @slot (under its bucket lock): one more read
+ * of heat, as of the policy's epoch, and its new heat is returned. Hits
+ * never touch the levels (the victim search moves a slot that got hotter
+ * up to its band), but for this: in a working-set turnover, a replica's
+ * first read since the turnover began starts its heat afresh, as the
+ * turnover started the heat table's: candidates and replicas are weighed
+ * on the same reads, those since the turnover. It goes down to the level
+ * of that heat, where the victim search finds it.
+ */
+u32 __hottier_policy_hit(struct hottier_policy *p, u32 slot)
+{
+	struct hottier_mslot *s = hottier_mslot(p->map, slot);
+	u16 epoch = hottier_policy_epoch(p);
+	bool afresh = turnover_unread(p, s->meta, epoch);
+	u32 heat = HOTTIER_HEAT_ONE;
+
+	if (!afresh)
+		heat += hottier_mslot_heat(s, epoch);
+	heat = min_t(u32, heat, HOTTIER_SLOT_HEAT_MAX);
+	__hottier_mslot_set_heat(s, heat, epoch);
+	if (afresh)
+		refile(p, slot, epoch);
+	return heat;
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_policy_hit);
+
+/*
+ * One epoch's refresh, of every slot. A replica unread past
+ * HOTTIER_IDLE_GRACE epochs moves down to the level of its worth; one
+ * HOTTIER_IDLE_MAX or more behind gets that epoch, with its heat as of it
+ * (so it still counts as that idle). The unpinned replicas the rate rule
+ * cut are counted. May sleep.
+ */
+void hottier_policy_refresh(struct hottier_policy *p, u16 epoch)
+{
+	u32 slot, meta, idle, cut = 0;
+	u16 behind = epoch - HOTTIER_IDLE_MAX;
+	struct hottier_mlock *lock;
+	struct hottier_mslot *s;
+	unsigned long flags;
+	u64 extent;
+
+	for (slot = 0; slot < p->map->nr_slots; slot++) {
+		s = hottier_mslot(p->map, slot);
+		meta = READ_ONCE(s->meta);
+		if (!(slot % 4096))
+			cond_resched();
+		if (FIELD_GET(HOTTIER_MS_STATE, meta) != HOTTIER_S_RESIDENT)
+			continue;
+		idle = hottier_meta_idle(meta, epoch);
+		if (counts_cut(p, meta, epoch))
+			cut++;
+		/*
+		 * One worth less than a read an epoch ago went to the lowest
+		 * level then, and stays there: no lock for it (a full SSD of
+		 * cold replicas costs a read of each record an epoch).
+		 */
+		if (idle > HOTTIER_IDLE_GRACE &&
+		    (idle == HOTTIER_IDLE_GRACE + 1 ||
+		     meta_worth(meta, idle - 1) >= HOTTIER_HEAT_ONE))
+			refile(p, slot, epoch);
+		if (idle < HOTTIER_IDLE_MAX)
+			continue;
+		extent = hottier_mslot_extent(s);
+		lock = hottier_map_lock(p->map, extent, &flags);
+		meta = s->meta;
+		idle = hottier_meta_idle(meta, epoch);
+		if (__hottier_map_find(p->map, extent) == slot &&
+		    hottier_mslot_state(s) == HOTTIER_S_RESIDENT &&
+		    idle > HOTTIER_IDLE_MAX)
+			__hottier_mslot_set_heat(s, hottier_meta_heat(meta, idle -
+						 HOTTIER_IDLE_MAX), behind);
+		hottier_map_unlock(lock, flags);
+	}
+	atomic_set(&p->levels.nr_cut, cut);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_refresh);
+
+/*
+ * A working-set turnover, for the epoch @epoch (the one it began): replicas
+ * unread since with a heat at their last read of @heat or more are cut
+ * (0: the turnover ends; U32_MAX: none yet). The target sets it once a
+ * second of the turnover, from the reads the turnover's seconds say such a
+ * replica missed, then refiles (hottier_policy_turnover_refile()).
+ */
+void hottier_policy_set_turnover(struct hottier_policy *p, u16 epoch,
+				 u32 heat)
+{
+	WRITE_ONCE(p->levels.turnover_epoch, epoch);
+	WRITE_ONCE(p->levels.turnover_heat, heat);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_set_turnover);
+
+/*
+ * A second of a turnover: every replica it cut goes down to the lowest
+ * level, where the victim search finds it first, and the cut replicas
+ * are counted again (the rate rule's too). May sleep; as costly as an
+ * epoch's refresh, once a second for the turnover's epoch.
+ */
+void hottier_policy_turnover_refile(struct hottier_policy *p, u16 epoch)
+{
+	u32 slot, meta, cut = 0;
+	struct hottier_mslot *s;
+
+	for (slot = 0; slot < p->map->nr_slots; slot++) {
+		s = hottier_mslot(p->map, slot);
+		meta = READ_ONCE(s->meta);
+		if (!(slot % 4096))
+			cond_resched();
+		if (FIELD_GET(HOTTIER_MS_STATE, meta) != HOTTIER_S_RESIDENT ||
+		    !counts_cut(p, meta, epoch))
+			continue;
+		cut++;
+		if (turnover_cut(p, meta, epoch))
+			refile(p, slot, epoch);
+	}
+	atomic_set(&p->levels.nr_cut, cut);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_turnover_refile);
+
 /* The policy object */
 
 /* max_tracked: heat-table entries for extents without a replica. */
@@ -104,6 +643,7 @@ int hottier_policy_init(struct hottier_policy *p, struct hottier_map *map,
 
 	p->map = map;
 	p->threshold = HOTTIER_HEAT_ONE;
+	memset(&p->levels, 0, sizeof(p->levels));
 	spin_lock_init(&p->lock);
 	INIT_KFIFO(p->cand);
 	INIT_LIST_HEAD(&p->asked);
@@ -111,9 +651,11 @@ int hottier_policy_init(struct hottier_policy *p, struct hottier_map *map,
 	p->nr_pinned = 0;
 	p->pins_dirty = false;
 	r = hottier_heat_init(&p->heat, max_tracked);
-	if (r)
+	if (r) {
 		p->heat.sets = NULL;
-	return r;
+		return r;
+	}
+	return levels_init(&p->levels, map->nr_slots);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_init);
 
@@ -135,6 +677,7 @@ void hottier_policy_exit(struct hottier_policy *p)
 	free_ranges(&p->asked);
 	free_ranges(&p->pins);
 	hottier_heat_exit(&p->heat);
+	levels_exit(&p->levels);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_exit);
 
@@ -151,16 +694,16 @@ u16 hottier_policy_epoch(struct hottier_policy *p)
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_epoch);
 
 /*
- * One epoch; each half-life, the map's victim levels move down one. Every
+ * One epoch; each half-life, the victim levels move down one. Every
  * epoch refreshes a share of the replicas' heat. May sleep.
  */
 void hottier_policy_tick(struct hottier_policy *p)
 {
 	hottier_heat_tick(&p->heat);
 	if (!(atomic_read(&p->heat.epoch) % HOTTIER_EPOCHS_PER_HALFLIFE))
-		hottier_map_age(p->map);
-	hottier_map_turnover(p->map, 0, 0);	/* a turnover lasts an epoch */
-	hottier_map_refresh(p->map, hottier_policy_epoch(p));
+		hottier_policy_age(p);
+	hottier_policy_set_turnover(p, 0, 0);	/* a turnover lasts an epoch */
+	hottier_policy_refresh(p, hottier_policy_epoch(p));
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_tick);
 
@@ -175,7 +718,7 @@ void hottier_policy_turnover(struct hottier_policy *p)
 {
 	hottier_heat_forget_all(&p->heat);
 	hottier_policy_tick(p);
-	hottier_map_turnover(p->map, hottier_policy_epoch(p), U32_MAX);
+	hottier_policy_set_turnover(p, hottier_policy_epoch(p), U32_MAX);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_turnover);
 
@@ -190,12 +733,13 @@ bool hottier_policy_turnover_second(struct hottier_policy *p, u32 elapsed_ms,
 {
 	u16 epoch = hottier_policy_epoch(p);
 
-	if (!READ_ONCE(p->map->turnover_heat) ||
-	    READ_ONCE(p->map->turnover_epoch) != epoch)
+	if (!READ_ONCE(p->levels.turnover_heat) ||
+	    READ_ONCE(p->levels.turnover_epoch) != epoch)
 		return false;
-	hottier_map_turnover(p->map, epoch,
-			     hottier_turnover_heat(elapsed_ms, halflife_ms));
-	hottier_map_turnover_refile(p->map, epoch);
+	hottier_policy_set_turnover(p, epoch,
+				    hottier_turnover_heat(elapsed_ms,
+							  halflife_ms));
+	hottier_policy_turnover_refile(p, epoch);
 	return true;
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_turnover_second);
@@ -317,7 +861,7 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_turnover_heat);
 static u32 policy_bar(struct hottier_policy *p, u32 threshold)
 {
 	return hottier_policy_bar(threshold, hottier_map_nr_free(p->map) > 0 ||
-				  hottier_map_nr_cut(p->map) > 0);
+				  hottier_policy_nr_cut(p) > 0);
 }
 
 /*
@@ -518,16 +1062,6 @@ static u32 take_heat(struct hottier_policy *p, u64 extent)
 }
 
 /*
- * A read hit the replica in @slot (under its map lock): it is heated, and
- * moves up the victim levels (__hottier_map_hit()).
- */
-void __hottier_policy_hit(struct hottier_policy *p, u32 slot)
-{
-	__hottier_map_hit(p->map, slot, hottier_policy_epoch(p));
-}
-EXPORT_SYMBOL_FOR_HOTTIER_TESTS(__hottier_policy_hit);
-
-/*
  * The next promotion: a free slot reserved for it, or the victim the map
  * offers when the candidate is hotter than the victim by the threshold
  * (hysteresis), or pinned. 0: @w is set; -ENODATA: no candidate left;
@@ -574,14 +1108,14 @@ int hottier_policy_next(struct hottier_policy *p, struct hottier_work *w)
 			return 0;
 		/* One epoch for the search and the cut, should it tick. */
 		epoch = hottier_policy_epoch(p);
-		vslot = hottier_map_victim(p->map, epoch, &victim.heat,
-					   &vextent, &w->visits);
+		vslot = hottier_policy_victim(p, epoch, &victim.heat,
+					      &vextent, &w->visits);
 		victim.found = vslot != HOTTIER_NIL;
 		victim.cut = victim.found &&
-			     hottier_map_cut(p->map, vslot, epoch);
+			     hottier_policy_cut(p, vslot, epoch);
 		if (victim.found && !victim.cut &&
 		    victim.heat >= HOTTIER_HEAT_ONE)
-			hottier_map_cut_gone(p->map, true);
+			hottier_policy_cut_gone(p, true);
 		if (hottier_policy_promote(w->heat, w->pinned, threshold,
 					   false, &victim) !=
 		    HOTTIER_PROMOTE_EVICT) {
@@ -616,7 +1150,7 @@ void hottier_policy_evicted(struct hottier_policy *p, struct hottier_work *w,
 		return;
 	}
 	if (w->victim_cut)
-		hottier_map_cut_gone(p->map, false);
+		hottier_policy_cut_gone(p, false);
 	keep_heat(p, w->victim, w->victim_heat);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_evicted);

@@ -20,7 +20,95 @@ enum hottier_promote_action {
 	HOTTIER_PROMOTE_EVICT,	/* evict the victim, then copy it there */
 };
 
-/* What is known about the victim the map offers (hottier_map_victim()). */
+/*
+ * The victim levels, the policy's view of the replicas the map holds.
+ *
+ * Victims come from HOTTIER_MAP_LEVELS levels, one per heat band (a slot
+ * is put at the band of its heat when it is installed). A level is a
+ * hierarchical bitmap of its slots, searched from a hand that goes round
+ * the SSD (a clock per level). Hits update a slot's heat under its bucket
+ * lock and never touch the levels: a victim search looks at the lowest
+ * levels, moves a slot that got hotter up to its band, and evicts the
+ * first that did not, visiting at most HOTTIER_VICTIM_VISITS slots. Heat
+ * halves every half-life, so then every level moves down one
+ * (hottier_policy_age(): the levels are a ring, and the lowest merges into
+ * the next in time proportional to its words in use). Pinned slots are in
+ * no level and never visited.
+ *
+ * A slot's heat is 12 bits (quarter reads, up to 1023 reads) as of a
+ * 5-bit epoch, the epoch of its last read. A replica is filed, and judged
+ * as a victim, by its worth (hottier_mslot_worth()): its heat, quartered
+ * for every epoch past the first that it went unread, and halved for every
+ * read past HOTTIER_RATE_GRACE that its own read rate says it missed (the
+ * rate rule, below). Heat remembers a half-life of reads, so a replica
+ * whose reads stopped would hold its slot for several half-lives against
+ * extents read now; its worth falls within a few epochs, and within two
+ * for a replica that was read often. Every epoch, hottier_policy_refresh()
+ * moves every idle replica down to the level of its worth (the victim
+ * search would not look at it up there), and keeps its epoch at most
+ * HOTTIER_IDLE_MAX epochs behind (its heat brought up to that epoch), so
+ * the epoch never wraps.
+ *
+ * Lock order: a map bucket lock (hottier_map_lock()), then the levels'
+ * lock. A read's hit, and the replica core installing, removing or
+ * pinning a replica, file it under its bucket lock; the victim search,
+ * age and refile take the levels' lock alone, and the refresh takes one
+ * or the other, never both. No other lock is taken under the levels'.
+ */
+#define HOTTIER_VICTIM_VISITS		64
+/* Bands 0 to 10: HOTTIER_SLOT_HEAT_MAX is 1023 reads. */
+#define HOTTIER_MAP_LEVELS		11
+/*
+ * A replica unread this many epochs or more has its epoch brought up to
+ * this far behind at every epoch's refresh: none is ever more than one
+ * epoch further behind, and the field counts 32.
+ */
+#define HOTTIER_IDLE_MAX		8
+/*
+ * A replica unread for more epochs than this is worth less than its heat:
+ * past the grace, shifted down by HOTTIER_HEAT_IDLE_SHIFT (a heat table
+ * entry's rule) for every epoch it goes unread.
+ */
+#define HOTTIER_IDLE_GRACE		1
+/*
+ * The rate rule: a replica's read rate at its last read is taken as its
+ * heat then x ln2 / half-life, and the reads it missed as that rate over
+ * the whole epochs it has gone unread since the one of its last read (a
+ * lower bound: the epoch field is all the time a slot keeps). Past this
+ * many missed reads, its worth halves for every further one; at
+ * HOTTIER_RATE_CUT_SHIFT halvings (6 reads missed) and below a read, it
+ * is cut. A replica still read at its rate goes 3 of its reads unread
+ * with a chance of e^-3 (1 in 20), and 6 with e^-6 (1 in 400). One read
+ * once an epoch is cut only 8 epochs on, worth nothing by the epoch rule
+ * long before; one read twice a second that stops is worth nothing two
+ * epochs on.
+ */
+#define HOTTIER_RATE_GRACE		2
+#define HOTTIER_RATE_CUT_SHIFT		4
+
+struct hottier_levels {
+	spinlock_t lock;	/* protects level[] (and hands), base, nr_pinned */
+	struct hottier_hbm level[HOTTIER_MAP_LEVELS];	/* a ring */
+	unsigned int base;	/* level[base] is the coldest */
+	u32 nr_pinned;		/* resident pinned replicas, on no level */
+	/*
+	 * Unpinned replicas the rate rule cut, as of the last refresh, less
+	 * those evicted since (a hint: a read revives one unseen).
+	 */
+	atomic_t nr_cut;
+	/*
+	 * A working-set turnover (hottier_policy_set_turnover()): while the
+	 * epoch is turnover_epoch, an unpinned replica unread since that
+	 * epoch began whose heat at its last read is turnover_heat or more
+	 * is cut. 0: no turnover. Written by the policy's tick and its
+	 * turnover's seconds, which the target serialises; read unlocked
+	 * (hints, as nr_cut).
+	 */
+	u32 turnover_heat;
+	u16 turnover_epoch;
+};
+
+/* What is known about the victim the levels offer (hottier_policy_victim()). */
 struct hottier_victim {
 	bool found;
 	bool cut;	/* the rate rule cut it (hottier_mslot_cut()) */
@@ -51,7 +139,9 @@ bool hottier_tokens_take(struct hottier_tokens *t, u64 now_ns,
  * promotion candidates, and the promote and pin requests, kept as ranges
  * of extents and never lost. It owns heat and promotion state; the map
  * (struct hottier_map) owns residency and copy state, including the heat of
- * the replicas. The target tells it of misses and of completed copies,
+ * the replicas, which the policy's victim levels (struct hottier_levels)
+ * file by their worth. The target tells it of misses, hits, and of
+ * installed, removed and pinned replicas,
  * and asks it for the next promotion as a work item (struct hottier_work):
  * an extent and a slot reserved for it, free or evicted. The target
  * decides when; the policy what.
@@ -73,6 +163,7 @@ struct hottier_policy {
 	struct hottier_heat heat;	/* extents without a replica */
 	struct hottier_map *map;
 	u32 threshold;			/* promotion heat; WRITE_ONCE */
+	struct hottier_levels levels;	/* the replicas, filed by worth */
 	spinlock_t lock;		/* protects the fields below */
 	DECLARE_KFIFO(cand, u64, HOTTIER_NR_CANDIDATES);
 	struct list_head asked;		/* ranges to promote, consumed */
@@ -113,7 +204,26 @@ int hottier_policy_init(struct hottier_policy *p, struct hottier_map *map,
 void hottier_policy_exit(struct hottier_policy *p);
 void hottier_policy_set_threshold(struct hottier_policy *p, u32 reads);
 bool hottier_policy_miss(struct hottier_policy *p, u64 extent, bool scan);
-void __hottier_policy_hit(struct hottier_policy *p, u32 slot);
+u32 __hottier_policy_hit(struct hottier_policy *p, u32 slot);
+void __hottier_policy_installed(struct hottier_policy *p, u32 slot);
+void __hottier_policy_removing(struct hottier_policy *p, u32 slot);
+void __hottier_policy_set_pinned(struct hottier_policy *p, u32 slot,
+				 bool pinned);
+void hottier_policy_restored(struct hottier_policy *p, u32 slot);
+u64 hottier_policy_levels_bytes(u64 nr_slots);
+u32 hottier_mslot_worth(const struct hottier_mslot *s, u16 epoch);
+bool hottier_mslot_cut(const struct hottier_mslot *s, u16 epoch);
+u32 hottier_policy_worth(struct hottier_policy *p, u32 slot, u16 epoch);
+bool hottier_policy_cut(struct hottier_policy *p, u32 slot, u16 epoch);
+u32 hottier_policy_nr_cut(struct hottier_policy *p);
+void hottier_policy_cut_gone(struct hottier_policy *p, bool none_left);
+u32 hottier_policy_victim(struct hottier_policy *p, u16 epoch, u32 *heat,
+			  u64 *extent, unsigned int *visits);
+void hottier_policy_age(struct hottier_policy *p);
+void hottier_policy_refresh(struct hottier_policy *p, u16 epoch);
+void hottier_policy_set_turnover(struct hottier_policy *p, u16 epoch,
+				 u32 heat);
+void hottier_policy_turnover_refile(struct hottier_policy *p, u16 epoch);
 int hottier_policy_next(struct hottier_policy *p, struct hottier_work *w);
 void hottier_policy_evicted(struct hottier_policy *p, struct hottier_work *w,
 			    bool ok);

@@ -444,6 +444,7 @@ bool __hottier_rec_dropping(struct hottier *ht, struct hottier_mlock *lock,
 void hottier_rec_drop(struct hottier *ht, u32 slot);
 void hottier_rec_defer(struct hottier *ht, struct bio *bio, u32 slot);
 void hottier_rec_installed(struct hottier *ht, u32 slot, u64 extent);
+void __hottier_replica_set_pinned(struct hottier *ht, u32 slot, bool pinned);
 bool __hottier_replica_remove(struct hottier *ht, struct hottier_mlock *lock,
 			      u32 slot, bool *pinned);
 bool hottier_replica_evict(struct hottier *ht, struct hottier_work *w);
