@@ -24,7 +24,7 @@ static void map_costs_22_bytes_a_slot_and_its_index(struct kunit *test)
 	 * (and 1/64 of that above them).
 	 */
 	KUNIT_EXPECT_LE(test, bytes, (u64)M1 * (16 + 4) +
-			HOTTIER_MAP_LEVELS * (u64)M1 / 8 * 65 / 64 + 4096);
+			HOTTIER_LEVELS * (u64)M1 / 8 * 65 / 64 + 4096);
 	KUNIT_EXPECT_LE(test, bytes, (u64)M1 * 22);
 	/* One heat entry a slot: 8 bytes, and a lock and an epoch per 16. */
 	KUNIT_EXPECT_LE(test, sizeof(struct hottier_heat_set),
@@ -248,7 +248,7 @@ static void map_record_holds_40_bit_extents(struct kunit *test)
 						 epoch(r)),
 			(u32)HOTTIER_SLOT_HEAT_MAX);
 	KUNIT_EXPECT_EQ(test, hottier_heat_band(HOTTIER_SLOT_HEAT_MAX),
-			HOTTIER_MAP_LEVELS - 1U);
+			HOTTIER_LEVELS - 1U);
 	/* The colder one, with the same low 32 bits, is the victim. */
 	hottier_policy_victim(&r->p, epoch(r), &heat, &extent, NULL);
 	KUNIT_EXPECT_EQ(test, extent, big & U32_MAX);

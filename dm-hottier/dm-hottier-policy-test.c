@@ -996,7 +996,7 @@ static void levels_ring_keeps_every_slot(struct kunit *test)
 
 	for (i = 0; i < 4096; i++)
 		install(r, i, 1U << (i % 11), i % 7 == 0);
-	for (i = 0; i < 3 * HOTTIER_MAP_LEVELS; i++)
+	for (i = 0; i < 3 * HOTTIER_LEVELS; i++)
 		hottier_policy_age(&r->p);
 	for (;;) {
 		slot = hottier_policy_victim(&r->p, epoch(r), &heat, &extent,

@@ -101,7 +101,7 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_tokens_take);
 
 static struct hottier_hbm *level(struct hottier_policy *p, unsigned int lvl)
 {
-	return &p->levels.level[(p->levels.base + lvl) % HOTTIER_MAP_LEVELS];
+	return &p->levels.level[(p->levels.base + lvl) % HOTTIER_LEVELS];
 }
 
 static bool is_pinned(const struct hottier_mslot *s)
@@ -112,7 +112,7 @@ static bool is_pinned(const struct hottier_mslot *s)
 /* What the levels allocate for @nr_slots (hottier_policy_init()), in bytes. */
 u64 hottier_policy_levels_bytes(u64 nr_slots)
 {
-	return HOTTIER_MAP_LEVELS * hottier_hbm_words(max_t(u64, nr_slots, 1)) *
+	return HOTTIER_LEVELS * hottier_hbm_words(max_t(u64, nr_slots, 1)) *
 	       sizeof(unsigned long);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_levels_bytes);
@@ -122,7 +122,7 @@ static int levels_init(struct hottier_levels *lv, u32 nr_slots)
 	unsigned int i;
 
 	spin_lock_init(&lv->lock);
-	for (i = 0; i < HOTTIER_MAP_LEVELS; i++)
+	for (i = 0; i < HOTTIER_LEVELS; i++)
 		if (hottier_hbm_init(&lv->level[i], nr_slots))
 			return -ENOMEM;
 	lv->base = 0;
@@ -137,7 +137,7 @@ static void levels_exit(struct hottier_levels *lv)
 {
 	unsigned int i;
 
-	for (i = 0; i < HOTTIER_MAP_LEVELS; i++)
+	for (i = 0; i < HOTTIER_LEVELS; i++)
 		hottier_hbm_exit(&lv->level[i]);
 }
 
@@ -312,7 +312,7 @@ EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_cut_gone);
 static unsigned int band_of(u32 heat)
 {
 	return min_t(unsigned int, hottier_heat_band(heat),
-		     HOTTIER_MAP_LEVELS - 1);
+		     HOTTIER_LEVELS - 1);
 }
 
 /* A resident slot goes where it belongs; the levels' lock held. */
@@ -336,7 +336,7 @@ static void __dequeue(struct hottier_policy *p, u32 slot)
 		p->levels.nr_pinned--;
 		return;
 	}
-	for (lvl = 0; lvl < HOTTIER_MAP_LEVELS; lvl++)
+	for (lvl = 0; lvl < HOTTIER_LEVELS; lvl++)
 		if (hottier_hbm_clear(&p->levels.level[lvl], slot))
 			return;
 	WARN_ON_ONCE(1);
@@ -436,7 +436,7 @@ u32 hottier_policy_victim(struct hottier_policy *p, u16 epoch, u32 *heat,
 	unsigned long flags;
 
 	spin_lock_irqsave(&p->levels.lock, flags);
-	for (lvl = 0; lvl < HOTTIER_MAP_LEVELS &&
+	for (lvl = 0; lvl < HOTTIER_LEVELS &&
 	     n < HOTTIER_VICTIM_VISITS; lvl++) {
 		b = level(p, lvl);
 		while (n < HOTTIER_VICTIM_VISITS && b->count) {
@@ -487,7 +487,7 @@ void hottier_policy_age(struct hottier_policy *p)
 
 	spin_lock_irqsave(&p->levels.lock, flags);
 	hbm_merge(level(p, 1), level(p, 0));
-	p->levels.base = (p->levels.base + 1) % HOTTIER_MAP_LEVELS;
+	p->levels.base = (p->levels.base + 1) % HOTTIER_LEVELS;
 	spin_unlock_irqrestore(&p->levels.lock, flags);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_policy_age);
@@ -504,7 +504,7 @@ static void refile(struct hottier_policy *p, u32 slot, u16 epoch)
 	spin_lock_irqsave(&p->levels.lock, flags);
 	band = band_of(hottier_policy_worth(p, slot, epoch));
 	/* Only a resident, unpinned slot is on a level. */
-	for (lvl = band + 1; lvl < HOTTIER_MAP_LEVELS; lvl++)
+	for (lvl = band + 1; lvl < HOTTIER_LEVELS; lvl++)
 		if (hottier_hbm_clear(level(p, lvl), slot)) {
 			hottier_hbm_set(level(p, band), slot);
 			break;

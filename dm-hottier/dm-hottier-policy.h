@@ -23,7 +23,7 @@ enum hottier_promote_action {
 /*
  * The victim levels, the policy's view of the replicas the map holds.
  *
- * Victims come from HOTTIER_MAP_LEVELS levels, one per heat band (a slot
+ * Victims come from HOTTIER_LEVELS levels, one per heat band (a slot
  * is put at the band of its heat when it is installed). A level is a
  * hierarchical bitmap of its slots, searched from a hand that goes round
  * the SSD (a clock per level). Hits update a slot's heat under its bucket
@@ -57,7 +57,7 @@ enum hottier_promote_action {
  */
 #define HOTTIER_VICTIM_VISITS		64
 /* Bands 0 to 10: HOTTIER_SLOT_HEAT_MAX is 1023 reads. */
-#define HOTTIER_MAP_LEVELS		11
+#define HOTTIER_LEVELS		11
 /*
  * A replica unread this many epochs or more has its epoch brought up to
  * this far behind at every epoch's refresh: none is ever more than one
@@ -88,7 +88,7 @@ enum hottier_promote_action {
 
 struct hottier_levels {
 	spinlock_t lock;	/* protects level[] (and hands), base, nr_pinned */
-	struct hottier_hbm level[HOTTIER_MAP_LEVELS];	/* a ring */
+	struct hottier_hbm level[HOTTIER_LEVELS];	/* a ring */
 	unsigned int base;	/* level[base] is the coldest */
 	u32 nr_pinned;		/* resident pinned replicas, on no level */
 	/*
