@@ -49,7 +49,8 @@ def attr(dev, name):
 
 def test_presets_configure_latency_and_depth():
     with devices.hdd(unique("hdd"), 64, latency_ms=4) as h, \
-         devices.ssd(unique("ssd"), 64) as s:
+         devices.ssd(unique("ssd"), 64) as s, \
+         devices.fast(unique("fast"), 64) as z:
         assert (attr(h, "irqmode"), attr(h, "completion_nsec"),
                 attr(h, "hw_queue_depth")) == ("2", "4000000", "1")
         assert (attr(s, "irqmode"), attr(s, "completion_nsec"),
@@ -57,11 +58,20 @@ def test_presets_configure_latency_and_depth():
         with open(f"/sys/block/{h.name}/size") as f:
             assert int(f.read()) == 64 * 2048
         # 40 reads at 4 ms each take at least 160 ms on the "HDD", and the
-        # "SSD" is clearly faster even with TCG's overhead on both.
-        t_hdd = timed_reads(h.path, 40)
-        t_ssd = timed_reads(s.path, 40)
-        assert t_hdd >= 0.16
-        assert t_hdd > 2 * t_ssd, (t_hdd, t_ssd)
+        # "SSD" adds clearly less, measured above a device with no latency
+        # (the emulation's own cost). Each is the least of three rounds
+        # taken in turn: in make check, with one vCPU beside another
+        # guest, a single round of the "SSD" once took 0.118 s against
+        # 0.018 s alone, and the check failed on it.
+        t = {"hdd": [], "ssd": [], "fast": []}
+        for _ in range(3):
+            for name, dev in (("fast", z), ("hdd", h), ("ssd", s)):
+                t[name].append(timed_reads(dev.path, 40))
+        t_hdd, t_ssd, t_fast = (min(t[k]) for k in ("hdd", "ssd", "fast"))
+        print(f"40 reads, least of 3 rounds: hdd {t_hdd:.3f} s, ssd "
+              f"{t_ssd:.3f} s, no latency {t_fast:.3f} s")
+        assert t_hdd >= 0.16, t
+        assert t_hdd - t_fast > 2 * (t_ssd - t_fast), t
 
 
 def test_badblocks_fail_reads_with_a_media_error():
