@@ -4,8 +4,9 @@
 #                     installed Debian kernel with headers and a /boot image)
 #   make install      install-module and install-userspace
 #   make install-module      into /lib/modules/<ver>/updates, run depmod
-#   make install-userspace   hottierctl, its man page, udev rules and systemd
-#                     unit under PREFIX (default /usr/local); DESTDIR stages
+#   make install-userspace   hottierctl, its man page, udev rules, systemd
+#                     units (boot, metrics) and the Grafana dashboard under
+#                     PREFIX (default /usr/local); DESTDIR stages
 #   make check        everything CI runs; ends with "N passed, N failed"
 #   make demo         the same zipf workload on a bare emulated HDD and on
 #                     hottier in a guest: hit ratio, speed-up, a plot
@@ -59,8 +60,8 @@ install-module: modules
 	$(MAKE) -C $(KDIR) M=$(MDIR) INSTALL_MOD_DIR=updates CONFIG_MODULE_SIG_ALL= modules_install
 	depmod -a $(KVER)
 
-# The script, the rules and the unit name where hottierctl and its package
-# are installed.
+# The script, the rules and the units name where hottierctl and its
+# package are installed.
 install-userspace:
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(HOTTIER_LIBDIR)/hottier \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR) \
@@ -76,8 +77,13 @@ install-userspace:
 		sed 's|/usr/local/sbin/hottierctl|$(SBINDIR)/hottierctl|' \
 			userspace/$$r > $(DESTDIR)$(UDEVRULESDIR)/$$r || exit 1; \
 	done
-	sed 's|/usr/local/sbin/hottierctl|$(SBINDIR)/hottierctl|' \
-		userspace/hottier.service > $(DESTDIR)$(UNITDIR)/hottier.service
+	for u in hottier.service hottier-metrics.service; do \
+		sed 's|/usr/local/sbin/hottierctl|$(SBINDIR)/hottierctl|' \
+			userspace/$$u > $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
+	install -m 0644 userspace/hottier-metrics.timer $(DESTDIR)$(UNITDIR)/
+	install -m 0644 userspace/grafana/hottier-dashboard.json \
+		$(DESTDIR)$(DOCDIR)/
 
 clean:
 	@test ! -f "$(KDIR)/Makefile" || $(MAKE) -C $(KDIR) M=$(MDIR) clean

@@ -11,7 +11,7 @@ DEB_PKGS=(
 	python3 python3-pip python3-pytest python3-matplotlib udev systemd
 	busybox-static debootstrap qemu-utils librsvg2-bin
 )
-PIP_PKGS=(virtme-ng pytest)
+PIP_PKGS=(virtme-ng pytest prometheus_client)
 
 BACKPORTS=/etc/apt/sources.list.d/bookworm-backports.sources
 log() { printf 'setup: %s\n' "$*"; }

@@ -4,7 +4,10 @@ rule, and pins of real files on ext4 and XFS that survive a table reload."""
 import json
 import mmap
 import os
+import re
+import shlex
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -13,7 +16,7 @@ import time
 import pytest
 
 import devices
-from conftest import info, unique
+from conftest import INFO_FIELDS, TEXT_FIELDS, info, unique
 
 pytestmark = pytest.mark.cli
 
@@ -464,6 +467,83 @@ def test_heat_shows_bands_and_the_hottest_extents(pair):
         assert r.returncode == 2 and "--top" in r.stderr, r
 
 
+# promote, demote, reset-stats, scrub, invalidate, ssd-reset
+
+def test_each_message_verb_changes_what_the_status_says(pair):
+    """Every administrator's message has its verb, and the status shows
+    what each did: promote fills slots, demote empties some, reset-stats
+    zeroes the counters, scrub checks every replica and finds them equal,
+    invalidate drops them all, ssd-reset leaves the mode rw."""
+    h, s = pair
+    mib = 2048                          # sectors; extents of 256 KiB
+    with Created(unique("ctl"), h.path, s.path, "--extent-size", "256K",
+                 "--set", f"promote_threshold={NEVER}",
+                 "--set", "heat_halflife_ms=86400000") as d:
+        def slots_used(n):
+            wait_until(f"{n} slots used",
+                       lambda: (i := info(d))["slots_used"] == n and
+                       i["migrations"] == 0 and i)
+        # promote: 8 extents asked for, copied into free slots (no read
+        # heats anything to the threshold).
+        rec = ctl_json("promote", d.name, "--range", "1M+2M")
+        assert (rec["extents"], rec["ranges"]) == (
+            8, [{"start_sector": mib, "nr_sectors": 2 * mib}]), rec
+        slots_used(8)
+        # demote: the first two dropped.
+        rec = ctl_json("demote", d.name, "--range", "1M+512K")
+        assert (rec["extents"], rec["slots_used_before"]) == (2, 8), rec
+        slots_used(6)
+        assert "past the end" in refused("demote", d.name, "--range",
+                                         f"{devices.sectors(d.path)}+1")
+        r = ctl("promote", d.name, "--range", "1M+0", check=False)
+        assert r.returncode == 2 and "no sectors" in r.stderr, r
+
+        # reads: a hit on a replica, misses elsewhere; then reset-stats.
+        for offset in (2 << 20, 8 << 20, 9 << 20):
+            read_direct_range(d.path, offset, 4096)
+        st = info(d)
+        assert st["reads"] >= 3 and st["read_hits"] >= 1, st
+        assert st["promotions"] == 8 and st["demotions"] == 2, st
+        assert ctl("reset-stats", d.name).stdout == \
+            f"{d.name}: status counters set to zero\n"
+        st = info(d)
+        assert (st["reads"], st["read_hits"], st["read_misses"],
+                st["promotions"], st["demotions"]) == (0, 0, 0, 0, 0), st
+        assert st["slots_used"] == 6, st        # not a counter
+
+        # scrub: the 6 replicas compared, equal; it ran to its end.
+        r = ctl("scrub", d.name, "--json")
+        rec = json.loads(r.stdout)
+        assert (rec["state"], rec["complete"], rec["checked"],
+                rec["mismatches"]) == ("done", True, 6, 0), rec
+        assert rec["slots"] == rec["slots_total"] == st["slots_total"], rec
+        assert all(line.startswith(f"scrub of {d.name}: ")
+                   for line in r.stderr.splitlines()), r.stderr
+        st = info(d)
+        assert (st["scrub"], st["scrub_checked"],
+                st["scrub_mismatches"]) == ("done", 6, 0), st
+        out = ctl("scrub", d.name).stdout
+        assert out.startswith(f"{d.name}: scrub done after ") and \
+            out.endswith(": 6 replicas checked, 0 mismatches\n"), out
+
+        # invalidate: every replica dropped.
+        out = ctl("invalidate", d.name).stdout
+        assert out.startswith(f"{d.name}: every replica dropped: SSD slots "
+                              "used 6 -> "), out
+        slots_used(0)
+
+        # ssd-reset: replicas dropped again, mode rw, no SSD error.
+        ctl("promote", d.name, "--range", "0+1M")
+        slots_used(4)
+        rec = ctl_json("ssd-reset", d.name)
+        assert (rec["mode_before"], rec["mode"], rec["slots_used_before"]) \
+            == ("rw", "rw", 4), rec
+        st = info(d)
+        assert (st["mode"], st["ssd_errors"]) == ("rw", 0), st
+        slots_used(0)
+        assert ctl_json("status", d.name)["mode"] == "rw"
+
+
 # activate from a hottiertab
 
 def test_activate_creates_present_devices_and_skips_missing_ones(pair):
@@ -508,3 +588,114 @@ def test_activate_creates_present_devices_and_skips_missing_ones(pair):
         tab.flush()
         assert f"{tab.name}:1:" in refused("activate", "--tab", tab.name)
     assert a not in dm_names()
+
+
+# metrics: what hottier-metrics.service writes for the node exporter
+
+METRICS_SERVICE = os.path.join(REPO, "userspace", "hottier-metrics.service")
+SAMPLE = re.compile(r"^(\w+)\{(.*)\} (\S+)$")
+LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def metrics_command(output):
+    """hottier-metrics.service's ExecStart, with this tree's hottierctl
+    for the installed one and output for the node exporter's textfile."""
+    with open(METRICS_SERVICE) as f:
+        line = [w for w in f.read().split("\n")
+                if w.startswith("ExecStart=")][0]
+    argv = shlex.split(line[len("ExecStart="):])
+    assert argv[0].endswith("/hottierctl") and argv[-2] == "--output", argv
+    return [HOTTIERCTL, *argv[1:-1], output]
+
+
+def parse_exposition(text):
+    """{family: {"help", "type", "samples": [(labels, value)]}} of the text
+    format, each sample under the HELP and TYPE of its family."""
+    families, name = {}, None
+    for line in text.split("\n"):
+        if line.startswith("# HELP "):
+            name, help = line[7:].split(" ", 1)
+            assert name not in families, name
+            families[name] = {"help": help, "samples": []}
+        elif line.startswith("# TYPE "):
+            assert line[7:].split(" ")[0] == name, line
+            families[name]["type"] = line[7:].split(" ")[1]
+        elif line:
+            m = SAMPLE.match(line)
+            assert m and m.group(1) == name, line
+            families[name]["samples"].append(
+                (dict(LABEL.findall(m.group(2))), float(m.group(3))))
+    return families
+
+
+def run_metrics_service(tmp):
+    out = os.path.join(tmp, "hottier.prom")
+    r = subprocess.run(metrics_command(out), capture_output=True, text=True)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", ""), r
+    assert os.listdir(tmp) == ["hottier.prom"]      # no temporary left
+    assert stat.S_IMODE(os.stat(out).st_mode) == 0o644
+    with open(out) as f:
+        return parse_exposition(f.read())
+
+
+def field_samples(families, name):
+    """{status field: [(family, value)]} of device name, from the
+    "(status field FIELD)" that ends each family's HELP."""
+    fields = {}
+    for family, f in families.items():
+        assert f["type"] in ("counter", "gauge"), family
+        assert (f["type"] == "counter") == family.endswith("_total"), family
+        m = re.search(r"\(status field (\w+)\)$", f["help"])
+        ours = [(labels, v) for labels, v in f["samples"]
+                if labels["device"] == name]
+        if m:
+            assert ours, family
+            fields.setdefault(m.group(1), []).extend(
+                (family, labels, v) for labels, v in ours)
+    return fields
+
+
+def base_units(family, value):
+    """A status field's value in the units its metric's name says."""
+    if re.search(r"_bytes(_total)?$", family):
+        return value * 512
+    return value / 1e6 if family.endswith("_seconds") else value
+
+
+def test_metrics_service_writes_every_status_field(pair):
+    """hottier-metrics.service's command on a real device: the textfile
+    has every status field, in base units, also while suspended."""
+    h, s = pair
+    with Created(unique("ctl"), h.path, s.path, "--set",
+                 f"promote_threshold={NEVER}") as d, \
+            tempfile.TemporaryDirectory() as tmp:
+        for i in range(8):
+            read_direct_range(d.path, i << 20, 4096)
+        before = info(d)
+        fields = field_samples(run_metrics_service(tmp), d.name)
+        after = info(d)
+        assert set(fields) == set(INFO_FIELDS), \
+            set(INFO_FIELDS) ^ set(fields)
+        for field, samples in fields.items():
+            if field in TEXT_FIELDS or before[field] != after[field]:
+                continue                # moved while it was read
+            assert len(samples) == 1, samples
+            family, _, v = samples[0]
+            assert v == pytest.approx(base_units(family, after[field]),
+                                      rel=1e-9), (field, samples)
+        assert after["reads"] >= 8
+        assert ("hottier_degraded", {"device": d.name}, 0) in fields["mode"]
+        states = {labels["state"]: v for family, labels, v in fields["map"]
+                  if "state" in labels}
+        assert states[after["map"]] == 1 and sum(states.values()) == 1
+
+        # Suspended: from dmsetup status, every field still there.
+        devices.run("dmsetup", "suspend", d.name)
+        try:
+            families = run_metrics_service(tmp)
+        finally:
+            devices.run("dmsetup", "resume", d.name)
+        fields = field_samples(families, d.name)
+        assert set(fields) == set(INFO_FIELDS)
+        assert ({"device": d.name}, 1) in \
+            families["hottier_suspended"]["samples"]

@@ -4,11 +4,14 @@
     fake_dmsetup.py STATE.json <dmsetup arguments...>
 
 STATE.json holds {"targets": [...], "devices": {name: {"table": ...,
-"status": ..., "messages": {message: output}}}, "fail": {message,
+"status": ..., "messages": {message: output}, "effects": {message:
+{path: text}}}}, "fail": {message,
 "create", "remove", "reload", "resume" or "clear": error line}; a
 reload's table is "inactive" until a resume; with "fail_once", a
 reload, resume or clear fails only once, "create_leaves": bool, "log": [...]}; every call is
-appended to "log" and creates and removes change "devices".
+appended to "log" and creates and removes change "devices"; a message
+that succeeds writes the files its "effects" name (sysfs values it
+changes).
 """
 
 import json
@@ -71,6 +74,10 @@ def run(state, args):
         message = " ".join(args[3:])
         if message in state.get("fail", {}):
             return fail(state["fail"][message])
+        for path, text in devices[name].get("effects", {}).get(
+                message, {}).items():
+            with open(path, "w") as f:
+                f.write(text)
         print(devices[name].get("messages", {}).get(message, ""))
     else:
         return fail(f"fake dmsetup: {cmd} not faked")

@@ -180,6 +180,15 @@ class Tree:
         state["devices"][name]["messages"] = messages
         self.save(state)
 
+    def set_effects(self, name, message, kname="dm-3", **fields):
+        """The sysfs values of device name (kernel name kname) that the
+        message, once accepted, sets."""
+        state = self.load()
+        base = os.path.join(self.sys, "block", kname, "hottier")
+        state["devices"][name].setdefault("effects", {})[message] = {
+            os.path.join(base, f): f"{v}\n" for f, v in fields.items()}
+        self.save(state)
+
     def mount(self, devnum, where, fstype):
         with open(os.path.join(self.proc, "self", "mountinfo"), "a") as f:
             f.write(f"36 25 {devnum} / {where} rw,relatime shared:1 - "

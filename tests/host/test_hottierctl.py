@@ -52,7 +52,9 @@ def test_every_subcommand_of_the_issue_exists():
     assert set(subcommands()) == {
         "create", "remove", "list", "status", "set", "get", "tune-queues",
         "pin", "unpin", "heat", "activate", "deactivate", "resize",
-        "replace-ssd", "trace", "udev-member", "lvm-filter"}
+        "scrub", "ssd-reset", "invalidate", "reset-stats", "promote",
+        "demote", "replace-ssd", "trace", "udev-member", "lvm-filter",
+        "metrics"}
 
 
 def test_usage_error_is_one_line_and_exit_status_2():

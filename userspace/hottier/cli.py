@@ -274,6 +274,37 @@ def cmd_heat(system, args, out):
          report.heat_lines(args.name, extent, bands, top))
 
 
+def cmd_scrub(system, args, out):
+    from . import verbs     # here, as trace: the messages' verbs
+
+    device = system.device(args.name)
+    record, lines = verbs.scrub(device, wait=not args.no_wait)
+    emit(out, record, args.json, lines)
+    verbs.scrub_status(record)
+
+
+def cmd_message(system, args, out):
+    from . import verbs
+
+    record, lines = verbs.MESSAGES[args.command](system.device(args.name))
+    emit(out, record, args.json, lines)
+
+
+def sector_range(text):
+    """START+LEN of promote and demote (verbs.parse_range())."""
+    from . import verbs
+
+    return verbs.parse_range(text)
+
+
+def cmd_move(system, args, out):
+    from . import verbs
+
+    record, lines = verbs.move(system, system.device(args.name),
+                               args.command, args.ranges, args.paths)
+    emit(out, record, args.json, lines)
+
+
 def positive_seconds(text):
     """SECONDS of a trace: a number above 0, at most a day."""
     from . import trace     # here: its imports cost every other command
@@ -371,6 +402,16 @@ def cmd_lvm_filter(system, args, out):
          args.json, config)
 
 
+def cmd_metrics(system, args, out):
+    from . import metrics   # here: only this command needs it
+
+    text = metrics.exposition(system, args.names)
+    if args.output:
+        metrics.write_atomic(args.output, text)
+    else:
+        out.write(text)
+
+
 # Commands that read only the tab: no root, no module.
 TAB_ONLY = ("udev-member", "lvm-filter")
 
@@ -465,6 +506,32 @@ def parser():
                    type=arg_type(bounded(1, TOP_MAX), f"1 to {TOP_MAX}"),
                    help="how many extents to list (default 10)")
 
+    p = add_command(subs, "scrub", cmd_scrub,
+                    "compare every replica with the HDD, showing the "
+                    "progress, and print the result (exit 3 if replicas "
+                    "differed, 4 if it did not complete)", json_output=True)
+    p.add_argument("--no-wait", action="store_true",
+                   help="start the scrub and return")
+    for verb, what in (
+            ("ssd-reset", "leave degraded mode: drop every replica, use "
+                          "the SSD again"),
+            ("invalidate", "drop every replica (pinned extents are copied "
+                           "again)"),
+            ("reset-stats", "set the status counters to zero")):
+        add_command(subs, verb, cmd_message, what, json_output=True)
+    for verb, what in (("promote", "queue extents for promotion to the SSD"),
+                       ("demote", "drop the replicas of unpinned extents")):
+        p = add_command(subs, verb, cmd_move, what, json_output=True)
+        g = p.add_mutually_exclusive_group(required=True)
+        g.add_argument("--range", action="append", dest="ranges",
+                       metavar="START+LEN",
+                       type=arg_type(sector_range, "START+LEN"),
+                       help="sectors, or sizes with K, M or G (1G+64M); "
+                            "repeatable")
+        g.add_argument("paths", metavar="FILE", nargs="*", default=[],
+                       help="files on a filesystem on the device (their "
+                            "extents, as pin finds them)")
+
     p = add_command(subs, "trace", cmd_trace,
                     "blktrace the device and both members for a while: "
                     "reads and writes of each, Q2C latency, the SSD's "
@@ -536,6 +603,16 @@ def parser():
                     "hottiertab lists", device=False, json_output=True)
     p.add_argument("--tab", default=tab.DEFAULT_PATH, metavar="FILE",
                    help=f"the table of devices (default {tab.DEFAULT_PATH})")
+
+    p = add_command(subs, "metrics", cmd_metrics,
+                    "print every status field and tunable in Prometheus's "
+                    "text format", device=False)
+    p.add_argument("names", metavar="NAME", nargs="*",
+                   help="only these devices (default: every hottier device)")
+    p.add_argument("--output", metavar="FILE",
+                   help="write FILE atomically instead (for the node "
+                        "exporter's textfile collector: a .prom file in "
+                        "its directory)")
     return top
 
 
@@ -554,13 +631,13 @@ def main(argv=None, system=None, out=None):
             args.func(system, args, out)
             return 0
         system.require_root()
-        if args.command != "deactivate":
+        if args.command not in ("deactivate", "metrics"):
             system.require_module(load=args.command in ("create",
                                                         "activate"))
         args.func(system, args, out)
     except HottierError as e:
         print(f"hottierctl: {e}", file=sys.stderr)
-        return 1
+        return getattr(e, "status", 1)      # verbs.ScrubFailed: 3 or 4
     except KeyboardInterrupt:
         return 130
     return 0
