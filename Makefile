@@ -7,6 +7,9 @@
 #   make install-userspace   hottierctl, its man page, udev rules, systemd
 #                     units (boot, metrics) and the Grafana dashboard under
 #                     PREFIX (default /usr/local); DESTDIR stages
+#   make deb          the Debian packages dm-hottier-dkms and hottierctl
+#                     (debian/), built from a copy of the tree into
+#                     results/deb/
 #   make check        everything CI runs; ends with "N passed, N failed"
 #   make demo         the same zipf workload on a bare emulated HDD and on
 #                     hottier in a guest: hit ratio, speed-up, a plot
@@ -44,7 +47,7 @@ DOCDIR ?= $(PREFIX)/share/doc/hottierctl
 UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 
-.PHONY: all modules install install-module install-userspace clean distclean setup check demo kunit static guest-test dkms-test host-test matrix debug-kernel bench bench-workloads bench-sweep soak boot-test
+.PHONY: all modules install install-module install-userspace deb clean distclean setup check demo kunit static guest-test dkms-test host-test matrix debug-kernel bench bench-workloads bench-sweep soak boot-test
 
 all: modules
 
@@ -84,6 +87,10 @@ install-userspace:
 	install -m 0644 userspace/hottier-metrics.timer $(DESTDIR)$(UNITDIR)/
 	install -m 0644 userspace/grafana/hottier-dashboard.json \
 		$(DESTDIR)$(DOCDIR)/
+
+# dpkg-buildpackage in a copy of the tree: see scripts/deb.sh.
+deb:
+	scripts/deb.sh
 
 clean:
 	@test ! -f "$(KDIR)/Makefile" || $(MAKE) -C $(KDIR) M=$(MDIR) clean

@@ -10,6 +10,7 @@ DEB_PKGS=(
 	build-essential bc bison flex libelf-dev libssl-dev xz-utils
 	python3 python3-pip python3-pytest python3-matplotlib udev systemd
 	busybox-static debootstrap qemu-utils librsvg2-bin
+	debhelper dh-dkms dh-python lintian
 )
 PIP_PKGS=(virtme-ng pytest prometheus_client)
 

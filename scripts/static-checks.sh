@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # checkpatch.pl --strict (from Debian's kernel source tree) and sparse (C=2)
-# over dm-hottier/, and the layering of the built objects
-# (scripts/layers.py). Each counts as one test and passes when it reports
-# nothing. Ends with "static: N passed, N failed".
+# over dm-hottier/, the layering of the built objects (scripts/layers.py),
+# and lintian over the Debian packages (scripts/deb.sh). Each counts as one
+# test and passes when it reports nothing.
+# Ends with "static: N passed, N failed".
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 . "$repo/scripts/lib-kernel-src.sh"
@@ -52,6 +53,29 @@ for kdir in /lib/modules/*/build; do
 	result "layers-$kver" "$findings"
 	rm -rf "$tmp"
 done
+
+# The Debian packages, built from a copy of the tree into a temporary
+# directory, and lintian over them: an error (an E: line) is a finding,
+# warnings are not.
+if command -v dpkg-buildpackage >/dev/null &&
+	command -v lintian >/dev/null; then
+	tmp=$(mktemp -d)
+	if out=$("$repo/scripts/deb.sh" "$tmp" 2>&1); then
+		out=$(lintian "$tmp"/*.deb 2>&1)
+		rc=$?
+		findings=$(grep '^E:' <<<"$out")
+		# Exit status 2 is an error tag (those lines), 1 lintian's failure.
+		if [ $rc != 0 ] && { [ $rc != 2 ] || [ -z "$findings" ]; }; then
+			findings+=$'\n'"lintian failed (rc=$rc): $(tail -5 <<<"$out")"
+		fi
+	else
+		findings="the package build failed: $(tail -5 <<<"$out")"
+	fi
+	result lintian "$findings"
+	rm -rf "$tmp"
+else
+	result lintian "dpkg-buildpackage or lintian is not installed"
+fi
 
 echo "static: $passed passed, $failed failed"
 [ "$failed" = 0 ]

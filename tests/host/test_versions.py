@@ -1,5 +1,5 @@
 """One version everywhere: the VERSION file, the target's version triple,
-DKMS, the Python package and the man page."""
+DKMS, the Python package, the man page and the Debian changelog."""
 
 import os
 import re
@@ -32,3 +32,7 @@ def test_every_version_string_is_the_version_file():
                  r'^__version__ = "([^"]+)"') == version
     assert found("userspace/hottierctl.8",
                  r'^\.TH HOTTIERCTL 8 "[^"]*" "dm-hottier ([^"]+)"') == version
+    # The newest Debian changelog entry's upstream version (its revision
+    # after the last hyphen).
+    assert found("debian/changelog",
+                 r"\Adm-hottier \(([^()\s]+)-[^-()\s]+\) ") == version
