@@ -31,7 +31,8 @@ if [ -n "${HOTTIER_KUNIT_MODULE:-}" ]; then
 	fi
 fi
 
-/usr/bin/python3 -m pytest -p no:cacheprovider -q "$@" \
+# The ten slowest tests close each boot's log: where a stage's time goes.
+/usr/bin/python3 -m pytest -p no:cacheprovider -q --durations=10 "$@" \
 	--junitxml="$res/junit.xml" || rc=$?
 
 if [ -d /sys/module/dm_hottier ] && ! rmmod dm_hottier; then
