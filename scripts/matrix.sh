@@ -155,14 +155,14 @@ boot_timeout() {
 }
 
 # The udev each boot's guest gets (HOTTIER_VM_UDEV, scripts/vm-run.sh):
-# the system and cli tests want LVM's, md's and the by-id rules, and the
-# measurements the host's whole set; the other boots want device-mapper's
-# rules alone (a settle of 3 s where all rules took 34), and the debug
-# kernel none (udev took 374 s of its boot even with the dm rules alone).
+# the system and cli tests want LVM's, md's and the by-id rules; the other
+# boots want device-mapper's rules alone (a settle of 3 s where all rules
+# took 34), and the debug kernel none (udev took 374 s of its boot even
+# with the dm rules alone).
 boot_udev() {
 	case "$1/$2" in
 	guest/7.2-debug) echo none ;;
-	guest/* | crash/*) echo dm ;;
+	guest/* | crash/* | measure/*) echo dm ;;
 	*) echo all ;;
 	esac
 }
