@@ -74,17 +74,7 @@ HOTTIER_ROUTING_SECONDS=$secs \
 	scripts/vm-run.sh --kver "$kver" --results "$out/bench/routing" \
 	--memory 6G --timeout $((secs * 40 + 900)) -- \
 	scripts/guest-suite.sh tests/guest/test_routing.py
-# The other measurement tests at full length, against the issues' goals
-# (make check's measurement boot runs them briefly, with loose floors):
-# persistence's costs, activation at 1M slots, a warm restart's hit ratio,
-# the promotion rate with a full SSD, map_verify against dropped writes.
 rc=0
-HOTTIER_MODULE=$out/matrix/6.1/src/dm-hottier.ko \
-HOTTIER_VM_APPEND="null_blk.nr_devices=0" HOTTIER_MEASURE=full \
-	scripts/vm-run.sh --kver "$kver" --results "$out/bench/measure" \
-	--timeout 3600 -- \
-	scripts/guest-suite.sh -m measure tests/guest/test_persist.py \
-	tests/guest/test_scale.py tests/guest/test_crash.py || rc=$?
 if [ -x scripts/bench-zipf.sh ]; then
 	# Its zipf.json is written even when it reports problems: report them.
 	HOTTIER_RESULTS=$out scripts/bench-zipf.sh || rc=$?

@@ -18,17 +18,6 @@ from directio import poll  # noqa: E402
 # The matrix builds one module per kernel and names it in HOTTIER_MODULE.
 MODULE = os.environ.get("HOTTIER_MODULE") or os.path.join(
     REPO, "dm-hottier", "dm-hottier.ko")
-# The measurement tests' length: make check's measurement boot runs each
-# briefly, with loose floors that catch a data path or policy gone wrong;
-# make bench (HOTTIER_MEASURE=full) runs them at full length, against the
-# issues' goals. measured(quick, full) is the figure for this run.
-MEASURE_FULL = os.environ.get("HOTTIER_MEASURE", "quick") == "full"
-
-
-def measured(quick, full):
-    return full if MEASURE_FULL else quick
-
-
 INFO_FIELDS = ["reads", "writes", "read_sectors", "write_sectors", "discards",
                "flushes", "ssd_flush_errors", "slots_used", "slots_total",
                "read_hits", "read_misses", "promotions", "demotions",

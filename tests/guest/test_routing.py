@@ -15,13 +15,16 @@ import pytest
 
 import devices
 import hotio
-from conftest import hottier_table, info, measured, unique
+from conftest import hottier_table, info, unique
 
 EXTENT = 2048           # 1 MiB extents
 NO_PROMOTE = ("promote_threshold", "1000000")
 # Seconds per measured run of the throughput and QoS tests: short in make
-# check, longer in make bench (scripts/bench.sh sets 20).
-RUN_S = int(os.environ.get("HOTTIER_ROUTING_SECONDS") or measured(4, 5))
+# check, longer in make bench (scripts/bench.sh sets 20). Not shorter: at
+# 4 s the tight budget's window, which holds the controller's turn from a
+# loose budget, copied 74 against the loose window's 146 (5 s: 68 against
+# 168), too close to tell a controller that works from one that does not.
+RUN_S = int(os.environ.get("HOTTIER_ROUTING_SECONDS", "5"))
 
 
 def pinned_device(hdd, ssd, region_mb, *opts, extent=EXTENT):
