@@ -258,12 +258,11 @@ def write_atomic(path, text):
                        f".{os.path.basename(path)}.{os.getpid()}.tmp")
     try:
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL |
-                         os.O_CLOEXEC, 0o644)
-        except FileExistsError:         # left by a crash of this pid
-            os.unlink(tmp)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL |
-                         os.O_CLOEXEC, 0o644)
+            os.unlink(tmp)              # left by a crash of this pid
+        except FileNotFoundError:
+            pass
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL |
+                     os.O_CLOEXEC, 0o644)
         try:
             with os.fdopen(fd, "w") as f:
                 f.write(text)
