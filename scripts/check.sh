@@ -132,7 +132,9 @@ setup_stage() {
 # keep two vCPUs.
 LANE_VCPUS=2
 [ "$(nproc)" -ge 4 ] || LANE_VCPUS=1
-QUEUE=(crash-6.1 guest-6.12 system-6.1 cli-6.1 runner kill-6.1 boot-image)
+# DKMS last: it also builds against the debug kernel's tree, so it waits
+# for that kernel, which only a cold machine builds.
+QUEUE=(crash-6.1 guest-6.12 system-6.1 cli-6.1 runner kill-6.1 boot-image dkms)
 
 bg_stage() {
 	local name=$1 start rc=0
@@ -218,6 +220,12 @@ queued() {
 		;;
 	runner) bg_stage "$1" scripts/test-vm-runner.sh ;;
 	boot-image) bg_stage "$1" boot_image ;;
+	# In a mount namespace of its own: the guests beside it never see
+	# its installs and depmods in /lib/modules (scripts/dkms-test.sh).
+	dkms)
+		while [ ! -f "$res/kernel-7.2-debug.rc" ]; do sleep 5; done
+		bg_stage "$1" scripts/dkms-test.sh
+		;;
 	*) bg_skip "$1" "check.sh has no such stage" ;;
 	esac
 }
@@ -314,12 +322,6 @@ work_queue foreground
 for s in "${QUEUE[@]}" kernel-7.2-debug build-7.2-debug guest-7.2-debug; do
 	collect "$s"
 done
-# DKMS against every kernel of the matrix, the 7.2 debug tree included,
-# once no guest runs: its installs and removes rewrite /lib/modules/<ver>
-# of the installed kernels, which their guests read over 9p (a QEMU kill's
-# check boot failed "modprobe: FATAL: Module dm-mod not found" when dkms
-# ran beside it in a lane).
-stage dkms scripts/dkms-test.sh
 # The timing tests, once the lanes are done: TCG figures are only worth
 # comparing on an otherwise idle host, and with two vCPUs.
 export HOTTIER_VM_CPUS=${vcpus:-2}

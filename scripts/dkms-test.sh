@@ -2,7 +2,42 @@
 # DKMS and `make install` against installed kernel headers, leaving nothing
 # behind. With no argument: every installed kernel with headers (the
 # matrix's Debian kernels). Ends with "dkms: N passed, N failed".
+#
+# It runs in a mount namespace of its own, where what DKMS and make install
+# write (/usr/lib/modules, /var/lib/dkms, /usr/src) lands in a tmpfs
+# overlaid on the real directories: the rest of the system never sees a
+# half-installed module or a depmod in progress. make check runs it beside
+# the guests, which read /lib/modules over 9p (one guest's modprobe failed
+# "Module dm-mod not found" while this test, without a namespace, ran
+# depmod beside it).
 set -uo pipefail
+# The directories this test writes, each overlaid in the namespace.
+PRIVATE_DIRS=(/usr/lib/modules /var/lib/dkms /usr/src)
+if [ -z "${HOTTIER_DKMS_PRIVATE:-}" ]; then
+	mkdir -p "${PRIVATE_DIRS[@]}"
+	scratch=$(mktemp -d /tmp/dkms-test.XXXXXX) || exit 1
+	rc=0
+	HOTTIER_DKMS_PRIVATE=$scratch unshare --mount --propagation private \
+		"$0" "$@" || rc=$?
+	rmdir "$scratch"
+	exit "$rc"
+fi
+# In the namespace: a tmpfs for the upper directories, gone with it.
+private_dirs() {
+	local d up scratch=$HOTTIER_DKMS_PRIVATE
+	mount -t tmpfs dkms-test "$scratch" || return 1
+	for d in "${PRIVATE_DIRS[@]}"; do
+		up=$scratch/$(echo "$d" | tr / _)
+		mkdir -p "$up/upper" "$up/work"
+		mount -t overlay dkms-test -o \
+			"lowerdir=$d,upperdir=$up/upper,workdir=$up/work" "$d" || return 1
+	done
+}
+if ! private_dirs; then
+	echo "dkms-test: cannot overlay ${PRIVATE_DIRS[*]} (overlayfs, tmpfs)" >&2
+	echo "dkms: 0 passed, 1 failed"
+	exit 1
+fi
 repo=$(cd "$(dirname "$0")/.." && pwd)
 name=dm-hottier
 ver=$(cat "$repo/VERSION")
