@@ -141,6 +141,12 @@ console=(--qemu-opts="-chardev file,id=hconsole,path=$results/console.log -seria
 # Compile the repository's modules here, with the guest's interpreter.
 /usr/bin/python3 -m compileall -q -j 0 "$here/../userspace" "$here/../tests" \
 	>/dev/null || echo "vm-run: compileall failed; the guest compiles what it imports" >&2
+# Likewise pytest's rewrite of the test modules' asserts, which it caches
+# beside them only where it may write bytecode: collected here, the
+# guest's collection of tests/guest took 4.5 s instead of 12.7 s on 6.1.
+(cd "$here/.." && env -u PYTHONDONTWRITEBYTECODE /usr/bin/python3 -m pytest \
+	-p no:cacheprovider --collect-only -q tests/guest >/dev/null 2>&1) ||
+	echo "vm-run: pytest could not collect tests/guest here; the guest rewrites them" >&2
 
 # The guest runs guest-init.sh, which captures the kernel log and runs the
 # command with the results directory and the caller's HOTTIER_* variables
