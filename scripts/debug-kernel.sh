@@ -4,6 +4,10 @@
 # lockdep, kmemleak, KUnit, dm, null_blk, ext4, blktrace), gcc-12.
 # The tree is cached under ~/.cache/dm-hottier/ keyed by source version and
 # config hash, so only a cold machine pays the build.
+# KASAN_OUTLINE was tried in place of INLINE: the compiler's time per file
+# fell by 20 to 37%, but the guest ran twice as long (init reached at 88 s
+# against 35, the tests' last device created at 643 s against 328), and
+# every make check runs that guest: inline stays.
 #
 # Prints the build directory on its last line (for KDIR= and vm-run --kernel).
 # With --cached: print it only if it is built already, else fail; never build.
