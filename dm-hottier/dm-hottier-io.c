@@ -47,6 +47,60 @@ static enum hottier_route_dev route_read(struct hottier *ht, u64 *now)
 			     &ht->lat[HOTTIER_ROUTE_HDD], *now);
 }
 
+/* Probes */
+
+static void probe_endio(struct bio *bio)
+{
+	struct hottier_probe *p = bio->bi_private;
+
+	hottier_lat_done(&p->ht->lat[p->dev], p->start_ns, ktime_get_ns(),
+			 !bio->bi_status);
+	bio_uninit(bio);
+	clear_bit_unlock(0, &p->busy);
+	wake_up_var(&p->busy);
+}
+
+/*
+ * Submitted from a work item: a member whose queue blocks its submitter
+ * (nbd on 6.12 while it waits for a reconnect) blocks a worker, never a
+ * reader.
+ */
+static void do_probe(struct work_struct *ws)
+{
+	struct hottier_probe *p = container_of(ws, struct hottier_probe, work);
+	struct hottier *ht = p->ht;
+	struct block_device *bdev = p->dev == HOTTIER_ROUTE_SSD ?
+		ht->ssd->bdev : ht->hdd->bdev;
+	unsigned int lbs = bdev_logical_block_size(bdev);
+
+	bio_init(&p->bio, bdev, &p->bvec, 1, REQ_OP_READ);
+	p->bio.bi_iter.bi_sector = round_down(p->sector, lbs >> SECTOR_SHIFT);
+	__bio_add_page(&p->bio, p->page, lbs, 0);
+	p->bio.bi_end_io = probe_endio;
+	p->bio.bi_private = p;
+	p->start_ns = ktime_get_ns();
+	submit_bio(&p->bio);
+}
+
+/*
+ * Under routing latency, a replica read sent to one member at @now may
+ * find the other one due for a probe (hottier_probe_due()): a read of
+ * @sector there, the block the caller's read would have read, whose data
+ * is not used.
+ */
+static void maybe_probe(struct hottier *ht, enum hottier_route_dev dev,
+			sector_t sector, u64 now)
+{
+	struct hottier_probe *p = ht->probe[dev];
+
+	if (!now || !hottier_probe_due(&ht->lat[dev], now) ||
+	    test_and_set_bit_lock(0, &p->busy))
+		return;
+	p->sector = sector;
+	hottier_lat_start(&ht->lat[dev], now);
+	queue_work(ht->wq, &p->work);
+}
+
 /* Write tracking */
 
 static void wtrack_adjust(struct hottier_wtrack *wt, int delta)
@@ -178,12 +232,16 @@ static int map_read(struct hottier *ht, struct bio *bio, struct hottier_io *io)
 			stat_add(ht, HOTTIER_STAT_REPLICA_READS_SSD, 1);
 			remap_ssd(ht, bio, offset, slot);
 			start_read(ht, io, HOTTIER_ROUTE_SSD, now);
+			maybe_probe(ht, HOTTIER_ROUTE_HDD, offset, now);
 			return DM_MAPIO_REMAPPED;
 		}
 		hottier_map_unlock(lock, flags);
 		stat_add(ht, HOTTIER_STAT_REPLICA_READS_HDD, 1);
 		remap_hdd(ht, bio, offset);
 		start_read(ht, io, HOTTIER_ROUTE_HDD, now);
+		/* The slot may be reused by then: any block of it times the SSD. */
+		maybe_probe(ht, HOTTIER_ROUTE_SSD, slot_sector(ht, slot) +
+			    (offset & (ht->args.extent_sectors - 1)), now);
 		return DM_MAPIO_REMAPPED;
 	}
 	hottier_map_unlock(lock, flags);
@@ -696,6 +754,63 @@ int hottier_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 	if (io->counted)
 		wtrack_range(ht, io->first, io->last, -1);
 	return DM_ENDIO_DONE;
+}
+
+/* After the members are open: each member's probe and its logical block. */
+int hottier_io_ctr(struct hottier *ht, char **error)
+{
+	struct block_device *bdev[] = {
+		[HOTTIER_ROUTE_SSD] = ht->ssd->bdev,
+		[HOTTIER_ROUTE_HDD] = ht->hdd->bdev,
+	};
+	struct hottier_probe *p;
+	int i;
+
+	for (i = 0; i < HOTTIER_ROUTE_NR; i++) {
+		p = kzalloc(sizeof(*p), GFP_KERNEL);
+		if (!p)
+			goto nomem;
+		ht->probe[i] = p;
+		p->ht = ht;
+		p->dev = i;
+		INIT_WORK(&p->work, do_probe);
+		p->order = get_order(bdev_logical_block_size(bdev[i]));
+		p->page = alloc_pages(GFP_KERNEL, p->order);
+		if (!p->page)
+			goto nomem;
+	}
+	return 0;
+nomem:
+	*error = "Cannot allocate the latency probes";
+	return -ENOMEM;
+}
+
+/* No bio is mapped: wait for the probes in flight (postsuspend). */
+void hottier_io_stop(struct hottier *ht)
+{
+	struct hottier_probe *p;
+	int i;
+
+	for (i = 0; i < HOTTIER_ROUTE_NR; i++) {
+		p = ht->probe[i];
+		flush_work(&p->work);
+		wait_var_event(&p->busy, !test_bit(0, &p->busy));
+	}
+}
+
+void hottier_io_dtr(struct hottier *ht)
+{
+	struct hottier_probe *p;
+	int i;
+
+	for (i = 0; i < HOTTIER_ROUTE_NR; i++) {
+		p = ht->probe[i];
+		if (!p)
+			continue;
+		if (p->page)
+			__free_pages(p->page, p->order);
+		kfree(p);
+	}
 }
 
 void hottier_io_init(struct hottier *ht)

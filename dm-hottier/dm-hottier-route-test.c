@@ -268,9 +268,9 @@ static void route_follows_the_predictions(struct kunit *test)
 
 /*
  * A read every millisecond for ten seconds, each sent where the route
- * says (hottier_lat_start()): the member not chosen is probed once per
- * HOTTIER_STALE_NS it goes unused, by one read, and never more. With a
- * healthy SSD, that is 10 HDD reads in 10000: 0.1%, under the 1% bound.
+ * says: none goes to the slower member, which is probed (a read of its own,
+ * hottier_probe_due()) once per HOTTIER_STALE_NS it goes unused, and never
+ * more. With a healthy SSD, that is 9 HDD reads beside 10000.
  */
 static void route_probes_only_a_stale_member(struct kunit *test)
 {
@@ -282,33 +282,57 @@ static void route_probes_only_a_stale_member(struct kunit *test)
 		{ 50 * MS, 4 * MS, HOTTIER_ROUTE_SSD },
 	};
 	struct hottier_lat lat[2];
-	enum hottier_route_dev dev;
-	unsigned int c, to_slow;
+	enum hottier_route_dev dev, slow;
+	unsigned int c, probes;
 	u64 now, last_probe;
 
 	for (c = 0; c < ARRAY_SIZE(cases); c++) {
 		memset(lat, 0, sizeof(lat));
+		slow = cases[c].slow;
 		lat_set(&lat[HOTTIER_ROUTE_SSD], cases[c].ssd_ewma, 0, T0);
 		lat_set(&lat[HOTTIER_ROUTE_HDD], cases[c].hdd_ewma, 0, T0);
-		to_slow = 0;
+		probes = 0;
 		last_probe = T0;
 		for (now = T0; now < T0 + 10 * NSEC_PER_SEC; now += MS) {
 			dev = hottier_route(HOTTIER_ROUTING_LATENCY,
 					    &lat[HOTTIER_ROUTE_SSD],
 					    &lat[HOTTIER_ROUTE_HDD], now);
+			KUNIT_EXPECT_NE(test, dev, slow);
 			hottier_lat_start(&lat[dev], now);
 			atomic_set(&lat[dev].inflight, 0);
-			if (dev != cases[c].slow)
+			if (!hottier_probe_due(&lat[slow], now))
 				continue;
-			to_slow++;
+			hottier_lat_start(&lat[slow], now);
+			atomic_set(&lat[slow].inflight, 0);
+			probes++;
 			KUNIT_EXPECT_GT(test, now - last_probe,
 					(u64)HOTTIER_STALE_NS);
 			KUNIT_EXPECT_LE(test, now - last_probe,
 					(u64)HOTTIER_STALE_NS + MS);
 			last_probe = now;
 		}
-		KUNIT_EXPECT_EQ_MSG(test, to_slow, 9U, "case %u", c);
+		KUNIT_EXPECT_EQ_MSG(test, probes, 9U, "case %u", c);
 	}
+}
+
+/*
+ * A member whose reads are stuck in flight (a pool waiting for a
+ * reconnect) is not probed, however long they stay; once they complete,
+ * it is, within a period.
+ */
+static void route_does_not_probe_a_stuck_member(struct kunit *test)
+{
+	struct hottier_lat ssd = {}, hdd = {};
+	u64 now;
+
+	lat_set(&ssd, 100 * US, 0, T0);
+	lat_set(&hdd, 4 * MS, 1, T0);		/* one read, stuck */
+	for (now = T0; now < T0 + 40 * NSEC_PER_SEC; now += MS)
+		KUNIT_EXPECT_FALSE(test, hottier_probe_due(&hdd, now));
+	hottier_lat_done(&hdd, T0, now, false);	/* it fails at last */
+	KUNIT_EXPECT_TRUE(test, hottier_probe_due(&hdd, now + MS));
+	/* One caller claims it. */
+	KUNIT_EXPECT_FALSE(test, hottier_probe_due(&hdd, now + 2 * MS));
 }
 
 /* A member that serves reads anyway (HDD misses) is never probed. */
@@ -321,10 +345,13 @@ static void route_does_not_probe_a_member_in_use(struct kunit *test)
 	lat_set(&hdd, 4 * MS, 0, T0);
 	for (now = T0; now < T0 + 5 * NSEC_PER_SEC; now += MS) {
 		hottier_lat_start(&hdd, now);	/* a miss */
+		atomic_set(&hdd.inflight, 0);
 		KUNIT_EXPECT_EQ(test, hottier_route(HOTTIER_ROUTING_LATENCY,
 						    &ssd, &hdd, now),
 				HOTTIER_ROUTE_SSD);
+		KUNIT_EXPECT_FALSE(test, hottier_probe_due(&hdd, now));
 		hottier_lat_start(&ssd, now);
+		atomic_set(&ssd.inflight, 0);
 	}
 }
 
@@ -490,6 +517,7 @@ static struct kunit_case hottier_route_cases[] = {
 	KUNIT_CASE(predict_counts_the_reads_in_flight),
 	KUNIT_CASE_PARAM(route_follows_the_predictions, route_gen_params),
 	KUNIT_CASE(route_probes_only_a_stale_member),
+	KUNIT_CASE(route_does_not_probe_a_stuck_member),
 	KUNIT_CASE(route_does_not_probe_a_member_in_use),
 	KUNIT_CASE(route_ssd_never_probes),
 	KUNIT_CASE(route_turns_from_a_member_that_fails),

@@ -139,24 +139,11 @@ static enum hottier_route_dev faster(struct hottier_lat *ssd,
 }
 
 /*
- * Probe @l, the member not chosen, if no read was sent to it for
- * HOTTIER_STALE_NS: one read claims the probe, so a stale member gets one
- * read a period, and a busy one none.
- */
-static bool claim_probe(struct hottier_lat *l, u64 now_ns)
-{
-	s64 last = atomic64_read(&l->last_sent_ns);
-
-	return now_ns - last > HOTTIER_STALE_NS &&
-	       atomic64_try_cmpxchg(&l->last_sent_ns, &last, now_ns);
-}
-
-/*
  * Where a replica read goes. routing latency: the member with the lower
  * expected completion time (its failed reads' retries counted); a member
- * with no estimate yet is tried first; the other member, if stale, is
- * probed, so a recovery is noticed within a period. routing ssd: the SSD,
- * always.
+ * with no estimate yet is tried first. routing ssd: the SSD, always. The
+ * read never probes the other member: hottier_probe_due() says when a
+ * read of its own should.
  */
 enum hottier_route_dev hottier_route(enum hottier_routing mode,
 				     struct hottier_lat *ssd,
@@ -164,21 +151,34 @@ enum hottier_route_dev hottier_route(enum hottier_routing mode,
 {
 	u64 ssd_ewma = atomic64_read(&ssd->ewma_ns);
 	u64 hdd_ewma = atomic64_read(&hdd->ewma_ns);
-	enum hottier_route_dev fast;
 
-	if (mode == HOTTIER_ROUTING_SSD)
+	if (mode == HOTTIER_ROUTING_SSD || !ssd_ewma)
 		return HOTTIER_ROUTE_SSD;
-	if (!ssd_ewma)
-		fast = HOTTIER_ROUTE_SSD;
-	else if (!hdd_ewma)
-		fast = HOTTIER_ROUTE_HDD;
-	else
-		fast = faster(ssd, hdd);
-	if (fast == HOTTIER_ROUTE_SSD)
-		return claim_probe(hdd, now_ns) ? HOTTIER_ROUTE_HDD : fast;
-	return claim_probe(ssd, now_ns) ? HOTTIER_ROUTE_SSD : fast;
+	if (!hdd_ewma)
+		return HOTTIER_ROUTE_HDD;
+	return faster(ssd, hdd);
 }
 EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_route);
+
+/*
+ * Whether to probe @l, the member a replica read did not go to under
+ * routing latency, so that a recovery is noticed within a period: true
+ * once per HOTTIER_STALE_NS that it was sent no read, and only while it
+ * has none in flight. The probe is a read of its own, not the caller's
+ * (a reader never waits on the member it did not choose), and it counts
+ * in flight from here (hottier_lat_start()). A member with reads in
+ * flight gets no probe: they give their own samples when they complete,
+ * and one whose reads are stuck (a pool waiting for a reconnect) is not
+ * sent another until they do. One caller claims each probe.
+ */
+bool hottier_probe_due(struct hottier_lat *l, u64 now_ns)
+{
+	s64 last = atomic64_read(&l->last_sent_ns);
+
+	return now_ns - last > HOTTIER_STALE_NS && !atomic_read(&l->inflight) &&
+	       atomic64_try_cmpxchg(&l->last_sent_ns, &last, now_ns);
+}
+EXPORT_SYMBOL_FOR_HOTTIER_TESTS(hottier_probe_due);
 
 /* At a resume or a new budget: one copy at first, or all with no budget. */
 void hottier_qos_start(struct hottier_qos *q, unsigned int max, u64 budget_ns)

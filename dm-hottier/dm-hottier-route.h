@@ -27,7 +27,7 @@
 
 /* A new sample weighs 1/2^HOTTIER_EWMA_SHIFT. */
 #define HOTTIER_EWMA_SHIFT	3
-/* A member sent no read for this long is stale: a replica read probes it. */
+/* A member sent no read for this long is stale: it is probed. */
 #define HOTTIER_STALE_NS	NSEC_PER_SEC
 /*
  * A read that starts this long after the member's last completion has no
@@ -80,6 +80,7 @@ u64 hottier_lat_predict(u64 ewma_ns, unsigned int inflight);
 enum hottier_route_dev hottier_route(enum hottier_routing mode,
 				     struct hottier_lat *ssd,
 				     struct hottier_lat *hdd, u64 now_ns);
+bool hottier_probe_due(struct hottier_lat *l, u64 now_ns);
 void hottier_qos_start(struct hottier_qos *q, unsigned int max,
 		       u64 budget_ns);
 void hottier_qos_next(struct hottier_qos *q, unsigned int max, u32 ios,

@@ -112,6 +112,7 @@ static void hottier_destroy(struct hottier *ht)
 		dm_kcopyd_client_destroy(ht->kcopyd);
 	bioset_exit(&ht->bs);
 	hottier_persist_dtr(ht);
+	hottier_io_dtr(ht);
 	hottier_policy_exit(&ht->policy);
 	hottier_map_exit(&ht->map);
 	free_percpu(ht->stats);
@@ -227,6 +228,9 @@ static int hottier_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	hottier_layout(bdev_nr_sectors(ht->ssd->bdev), ht->args.extent_sectors,
 		       &ht->layout);
+	r = hottier_io_ctr(ht, &ti->error);
+	if (r)
+		goto bad;
 
 	r = claim_members(ht, &ti->error);
 	if (r)
@@ -282,6 +286,8 @@ static void hottier_postsuspend(struct dm_target *ti)
 	hottier_cancel_waiting(ht);
 	wait_event(ht->migrate_wait, !atomic_read(&ht->migrating));
 	hottier_ticks_stop(ht);
+	/* A member's reads stuck in flight hold this as they hold dm's. */
+	hottier_io_stop(ht);
 	flush_workqueue(ht->wq);
 	/* Nothing changes the map now: a clean stop writes it. */
 	hottier_persist_stop(ht);

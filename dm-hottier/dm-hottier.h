@@ -201,6 +201,26 @@ struct hottier_claim {
 	dev_t ssd;
 };
 
+/*
+ * A probe of a member that routing latency left unused for a period: a
+ * read of one logical block of its own, sent from a work item, whose only
+ * use is its latency sample (dm-hottier-io.c, send_probe()). At most one
+ * per member is in flight: bit 0 of @busy, set by send_probe() and
+ * cleared by the completion.
+ */
+struct hottier_probe {
+	struct hottier *ht;
+	enum hottier_route_dev dev;
+	unsigned long busy;
+	sector_t sector;	/* on the member, set with busy */
+	u64 start_ns;		/* at submission */
+	struct work_struct work;
+	struct page *page;	/* the member's logical block */
+	unsigned int order;	/* of page */
+	struct bio_vec bvec;
+	struct bio bio;		/* last: it ends in a flexible array */
+};
+
 struct hottier {
 	struct dm_target *ti;
 	struct dm_dev *hdd;
@@ -260,6 +280,7 @@ struct hottier {
 	bool running;			/* copies may start: resumed */
 
 	struct hottier_lat lat[2];	/* by enum hottier_route_dev */
+	struct hottier_probe *probe[2];	/* by enum hottier_route_dev */
 	struct hottier_qos qos;		/* the QoS controller; promote_work */
 	u64 qos_last_ns;		/* last QoS update; promote_work */
 	u64 qos_budget_ns;		/* the budget in force; promote_work */
@@ -501,6 +522,9 @@ unsigned int hottier_migrations_waiting(struct hottier *ht);
 
 /* dm-hottier-io.c */
 void hottier_io_init(struct hottier *ht);
+int hottier_io_ctr(struct hottier *ht, char **error);
+void hottier_io_stop(struct hottier *ht);
+void hottier_io_dtr(struct hottier *ht);
 int hottier_map(struct dm_target *ti, struct bio *bio);
 int hottier_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
 
