@@ -37,6 +37,37 @@ static void release_mig(struct hottier *ht, struct hottier_migration *mig)
 	clear_bit_unlock(mig - ht->migs, &ht->migs_busy);
 }
 
+/*
+ * A pinned extent's copy was not installed: the pins are asked for again
+ * (those with a replica are skipped). After a race with a write, at once,
+ * as after a drop; after a member's error, once pin_retry_s has passed,
+ * which doubles at each failure up to HOTTIER_PIN_RETRY_MAX_S and is back
+ * to 1 s once a pinned extent's copy lands. So pins heal by themselves
+ * once the members work again, and a member that keeps failing costs one
+ * try a minute.
+ */
+static void retry_pins(struct hottier *ht, bool failed)
+{
+	int s = atomic_read(&ht->pin_retry_s);
+
+	if (!failed) {
+		hottier_policy_pins_dropped(&ht->policy);
+		return;
+	}
+	if (queue_delayed_work(ht->wq, &ht->pin_retry_work, s * HZ))
+		atomic_set(&ht->pin_retry_s,
+			   min(2 * s, HOTTIER_PIN_RETRY_MAX_S));
+}
+
+static void do_pin_retry(struct work_struct *ws)
+{
+	struct hottier *ht = container_of(to_delayed_work(ws), struct hottier,
+					  pin_retry_work);
+
+	hottier_policy_pins_dropped(&ht->policy);
+	kick_promote(ht, 0);
+}
+
 /* Install the replica, unless a write, an invalidation or an error won. */
 static void complete_copy(struct work_struct *ws)
 {
@@ -57,7 +88,11 @@ static void complete_copy(struct work_struct *ws)
 	if (ok) {
 		stat_add(ht, HOTTIER_STAT_PROMOTIONS, 1);
 		hottier_rec_installed(ht, mig->w.slot, mig->w.extent);
+		if (mig->w.pinned)
+			atomic_set(&ht->pin_retry_s, 1);
 	} else {
+		if (mig->w.pinned)
+			retry_pins(ht, mig->failed);
 		if (raced)
 			stat_add(ht, HOTTIER_STAT_COPIES_DISCARDED, 1);
 		if (mig->failed)
@@ -469,6 +504,8 @@ int hottier_init_migration(struct hottier *ht, char **error)
 void hottier_migrate_init(struct hottier *ht)
 {
 	INIT_DELAYED_WORK(&ht->promote_work, do_promote);
+	INIT_DELAYED_WORK(&ht->pin_retry_work, do_pin_retry);
+	atomic_set(&ht->pin_retry_s, 1);
 	INIT_DELAYED_WORK(&ht->tick_work, do_tick);
 	INIT_DELAYED_WORK(&ht->sample_work, do_sample);
 	mutex_init(&ht->tick_lock);

@@ -104,6 +104,7 @@ static void hottier_destroy(struct hottier *ht)
 		hottier_scrub_stop(ht);
 		hottier_ticks_stop(ht);
 		cancel_delayed_work_sync(&ht->promote_work);
+		cancel_delayed_work_sync(&ht->pin_retry_work);
 		cancel_delayed_work_sync(&ht->commit_work);
 		cancel_work_sync(&ht->inval_work);
 		destroy_workqueue(ht->wq);
@@ -285,6 +286,9 @@ static void hottier_postsuspend(struct dm_target *ti)
 	cancel_delayed_work_sync(&ht->promote_work);
 	hottier_cancel_waiting(ht);
 	wait_event(ht->migrate_wait, !atomic_read(&ht->migrating));
+	/* A retry of the pins not run yet: the resume asks for them. */
+	if (cancel_delayed_work_sync(&ht->pin_retry_work))
+		hottier_policy_pins_dropped(&ht->policy);
 	hottier_ticks_stop(ht);
 	/* A member's reads stuck in flight hold this as they hold dm's. */
 	hottier_io_stop(ht);

@@ -154,6 +154,8 @@ struct hottier_io {
 };
 
 #define HOTTIER_RETRY_MS	10
+/* The longest wait between tries of pinned copies that failed. */
+#define HOTTIER_PIN_RETRY_MAX_S	64
 #define HOTTIER_SCRUB_CHUNK	(64 * 1024)
 #define HOTTIER_SCRUB_TRIES	20
 #define HOTTIER_DROP_WALK	64
@@ -258,6 +260,12 @@ struct hottier {
 
 	struct workqueue_struct *wq;
 	struct delayed_work promote_work;
+	/*
+	 * Pinned extents asked for again after a failed copy, in
+	 * pin_retry_s seconds (complete_copy()).
+	 */
+	struct delayed_work pin_retry_work;
+	atomic_t pin_retry_s;
 	struct delayed_work tick_work;
 	struct delayed_work sample_work;	/* the turnover detector's */
 	/*

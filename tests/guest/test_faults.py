@@ -495,3 +495,43 @@ def test_write_through_error_drops_the_replica_and_the_write_succeeds(
         c = info(d)
         assert c["promotions"] == 0 and c["slots_used"] == 0, c
         assert odirect_read(d.path, off, EXTENT * 512) == want
+
+
+def test_pins_heal_by_themselves_once_the_hdd_works_again(hottier_module):
+    """The HDD, a dm-linear reloaded as dm-error (a pool gone), fails a
+    write to every pinned extent: each replica is dropped, and its copy
+    again fails too, reading the HDD. Once the HDD works again, every
+    pinned extent is copied back within a minute (tries of failed pinned
+    copies back off from 1 s to at most 64 s), with no message from an
+    administrator, and reads back the HDD's data."""
+    with devices.fast(unique("hdd"), 64) as h, \
+            devices.linear(unique("hm"), h.path) as hm, \
+            devices.fast(unique("ssd"), SSD_MB) as s, \
+            devices.DmDevice(unique("ht"), table(hm.path, s.path)) as d:
+        stamp_and_pin(d, REGION_MB)
+        hm.reload(f"0 {devices.sectors(h.path)} error")
+        log = KernelLog()
+        block = bytes(4096)
+        failed = 0
+        for e in range(REGION_EXTENTS):
+            try:
+                odirect_write(d.path, e * EXTENT * 512, block)
+            except OSError as err:
+                assert err.errno == errno.EIO, err
+                failed += 1
+        assert failed == REGION_EXTENTS
+        # The copies again fail: a few tries, each backing off.
+        time.sleep(4)
+        down = info(d)
+        assert down["slots_used"] == 0 and down["pinned"] == REGION_EXTENTS, \
+            down
+        assert "copy of extent" in log.new()
+        hm.reload(devices.linear_table(h.path))
+        t = time.monotonic()
+        wait_resident(d, REGION_EXTENTS, timeout=60)
+        healed_s = time.monotonic() - t
+        print(f"pins healed {healed_s:.1f} s after the HDD came back")
+        assert digests(d.path, 0, REGION_MB << 20) == \
+            digests(h.path, 0, REGION_MB << 20)
+        c = info(d)
+        assert c["mode"] == "rw" and c["ssd_errors"] == 0, c
