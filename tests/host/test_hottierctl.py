@@ -621,6 +621,25 @@ def test_tune_queues_json(stack):
                                "old": "mq-deadline", "new": "none"}
 
 
+def test_a_pool_over_nbd_or_rbd_gets_no_scheduler(tmp_path):
+    """The server schedules its disks: a network block device under the
+    HDD gets none, as an SSD does, and an HDD beside it an elevator."""
+    t = Tree(tmp_path)
+    t.block("nbd0", "43:0", scheduler="[mq-deadline] none\n")
+    t.block("rbd1", "251:0", scheduler="[mq-deadline] none\n")
+    t.block("sda", "8:0", scheduler="[none] mq-deadline\n")
+    t.block("md0", "9:0", scheduler="none\n",
+            slaves=["nbd0", "rbd1", "sda"], virtual=True)
+    t.block("nvme0n1", "259:0", scheduler="[none] mq-deadline\n")
+    t.hottier("tiered", hdd="md0", ssd="nvme0n1")
+    rc, out = t.run("tune-queues", "tiered", "--dry-run")
+    assert rc == 0
+    assert out.splitlines()[:3] == [
+        f"{queue_file(t, 'nbd0')}: mq-deadline -> none",
+        f"{queue_file(t, 'rbd1')}: mq-deadline -> none",
+        f"{queue_file(t, 'sda')}: none -> mq-deadline"]
+
+
 def test_a_disk_under_both_members_is_left_alone(tmp_path, capsys):
     t = Tree(tmp_path)
     t.block("sdc", "8:32", scheduler="[mq-deadline] none\n")

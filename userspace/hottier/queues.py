@@ -6,6 +6,10 @@ member through slaves/ to the disks at the bottom: "none" for the SSD's
 (no seek to hide, a scheduler only adds latency), mq-deadline (or bfq) for
 the HDD's, so reads overtake the copies' large requests.
 
+A pool served over the network (an NBD or RBD disk at the bottom of the
+HDD) gets "none" as well: the server's own queues see its disks' seeks,
+and a client-side scheduler only delays the requests it sends.
+
 Read-ahead is set on the hottier device itself: it is done by the page
 cache of the device a file or block device is read through, which is the
 hottier device; the members' read_ahead_kb only applies to reads of the
@@ -20,6 +24,9 @@ from .system import read_text, write_text
 
 SSD_SCHEDULERS = ("none",)
 HDD_SCHEDULERS = ("mq-deadline", "bfq")
+NETWORK_SCHEDULERS = ("none",)
+# Kernel names of the network block devices' disks.
+NETWORK_DISKS = ("nbd", "rbd")
 READ_AHEAD_KB = 32
 
 
@@ -71,6 +78,14 @@ def scheduler_change(path, wanted, notes):
     return Change(path, current, choice) if choice != current else None
 
 
+def hdd_schedulers(disk):
+    """What a disk under the HDD member should use: none for a network
+    block device's, else an elevator."""
+    if disk.startswith(NETWORK_DISKS) and disk[3:4].isdigit():
+        return NETWORK_SCHEDULERS
+    return HDD_SCHEDULERS
+
+
 def plan(device, read_ahead_kb=READ_AHEAD_KB):
     """(changes, notes): what tune-queues would change on device."""
     system = device.system
@@ -81,7 +96,7 @@ def plan(device, read_ahead_kb=READ_AHEAD_KB):
     notes = [f"{d} is under both the HDD and the SSD; its scheduler is "
              "left alone" for d in shared]
     wanted = [(d, SSD_SCHEDULERS) for d in ssd if d not in shared] + \
-             [(d, HDD_SCHEDULERS) for d in hdd if d not in shared]
+             [(d, hdd_schedulers(d)) for d in hdd if d not in shared]
     changes = [scheduler_change(system.sys("block", d, "queue", "scheduler"),
                                 schedulers, notes)
                for d, schedulers in wanted]
