@@ -183,3 +183,47 @@ def test_a_pool_over_nbd_keeps_its_replicas_serving_when_the_server_dies(
                 assert digests(d.path, POOL_MB) == \
                     digests(back.path, POOL_MB)
                 d.remove()
+
+
+# Issue 41's goal: at least 3x dm-linear's IOPS (x4.08 measured by hand,
+# at a hit ratio of 0.76). The first run here gave x5.28 (584 against 3083
+# IOPS, hit ratio 0.958) alone on the host, so the goal itself is the
+# floor, in the 6.1 suite beside the other lane: the two runs are 8 s
+# each, one after the other in one guest.
+ZIPF_FLOOR = 3.0
+ZIPF_S = 8
+
+
+def zipf_iops(path, seconds):
+    rc, report, tail = hotio.fio(
+        path, "--name=z", "--rw=randread", "--bs=4k", "--direct=1",
+        "--ioengine=libaio", "--iodepth=4", "--size=128M",
+        "--random_distribution=zipf:1.2", "--randseed=4242",
+        "--time_based", f"--runtime={seconds}", "--norandommap")
+    assert rc == 0 and report, tail
+    return hotio.total(report, "read", "iops")
+
+
+def test_zipf_over_an_nbd_pool_against_dm_linear(hottier_module):
+    """4k random reads, zipf 1.2 over 128 MiB of the pool, with a 64 MiB
+    SSD at 64 KiB extents: dm-linear over the NBD device, then the hottier
+    device after a warm-up, in the same guest."""
+    with devices.hdd(unique("pool"), POOL_MB, hw_queue_depth=32) as pool, \
+            devices.ssd(unique("ssd"), 64) as s, \
+            Nbd(pool.path, 0) as nbd:
+        with devices.linear(unique("nl"), nbd.path) as lin:
+            base = zipf_iops(lin.path, ZIPF_S)
+        with Created(unique("nz"), nbd.path, s.path, "--extent-size", "64K",
+                     "--set", "hdd_id=none") as d:
+            zipf_iops(d.path, 2 * ZIPF_S)
+            before = info(d)
+            iops = zipf_iops(d.path, ZIPF_S)
+            after = info(d)
+        hits = after["read_hits"] - before["read_hits"]
+        reads = hits + after["read_misses"] - before["read_misses"]
+        res = {"dm_linear_iops": round(base), "hottier_iops": round(iops),
+               "ratio": round(iops / max(base, 1e-9), 2),
+               "hit_ratio": round(hits / max(reads, 1), 3)}
+        print(res)
+        hotio.save("nbd-zipf.json", res)
+        assert res["ratio"] >= ZIPF_FLOOR, res
