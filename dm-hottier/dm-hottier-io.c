@@ -15,6 +15,26 @@ static void raise_event(struct work_struct *ws)
 	dm_table_event(ht->ti->table);
 }
 
+/*
+ * An HDD I/O ended with @error or not: the first failure after a success
+ * raises a dm event and logs a line, so that dmeventd and an administrator
+ * learn that the pool fails (a pool gone, a link down) while replicas
+ * still serve reads; a success ends the outage.
+ */
+static void hdd_done(struct hottier *ht, blk_status_t error)
+{
+	if (likely(!error)) {
+		if (unlikely(test_bit(HOTTIER_HDD_FAILING, &ht->mode)))
+			clear_bit(HOTTIER_HDD_FAILING, &ht->mode);
+		return;
+	}
+	if (test_and_set_bit(HOTTIER_HDD_FAILING, &ht->mode))
+		return;
+	DMERR_LIMIT("%s: the HDD fails I/O (error %d); replicas serve reads",
+		    ht_name(ht), blk_status_to_errno(error));
+	queue_work(ht->wq, &ht->event_work);
+}
+
 /* @now: the time if the caller read the clock already, else 0. */
 static void start_read(struct hottier *ht, struct hottier_io *io,
 		       enum hottier_route_dev dev, u64 now)
@@ -520,6 +540,7 @@ int hottier_map(struct dm_target *ti, struct bio *bio)
 	io->inval_wt = false;
 	io->dev = -1;
 	io->retried = false;
+	io->unsent = false;
 	io->start_ns = 0;
 	if (io->flush)
 		return map_flush(ht, bio);
@@ -603,6 +624,7 @@ static void io_invalidated(struct hottier *ht, struct bio_list *bios,
 		sector_t offset;
 
 		if (status) {
+			io->unsent = true;
 			bio->bi_status = status;
 			bio_endio(bio);
 			continue;
@@ -692,6 +714,8 @@ static bool end_read(struct hottier *ht, struct bio *bio,
 	unsigned long flags;
 	u64 now;
 
+	if (io->dev == HOTTIER_ROUTE_HDD)
+		hdd_done(ht, error);
 	if (io->start_ns) {
 		now = ktime_get_ns();
 		hottier_lat_done(l, io->start_ns, now, !error);
@@ -743,7 +767,11 @@ int hottier_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 	if (io->dev >= 0) {
 		if (end_read(ht, bio, io, *error))
 			return DM_ENDIO_INCOMPLETE;
-	} else if (io->start_ns && !*error) {
+	} else if (!io->unsent) {
+		/* A write or a discard: its HDD half, this bio. */
+		hdd_done(ht, *error);
+	}
+	if (io->dev < 0 && io->start_ns && !*error) {
 		/* A write, timed for the QoS controller. */
 		hottier_qos_note(ht, ktime_get_ns() - io->start_ns);
 	}

@@ -148,6 +148,7 @@ struct hottier_io {
 	bool inval_wt;		/* a write-through behind an invalidation */
 	int dev;		/* a read's device (enum hottier_route_dev), or -1 */
 	bool retried;		/* a read sent again after it failed */
+	bool unsent;		/* failed here, never sent to the HDD */
 	u64 start_ns;		/* read sent, write mapped; 0: not timed */
 	struct bvec_iter iter;	/* the read as mapped, for a retry */
 	unsigned short bi_flags; /* ... and its flags (as dm-bio-record.h) */
@@ -190,6 +191,8 @@ enum hottier_map_state {
 
 /* Bits of hottier.mode. */
 #define HOTTIER_DEGRADED	0
+/* The HDD failed an I/O and has completed none since (an event each time). */
+#define HOTTIER_HDD_FAILING	1
 
 /*
  * A device's claim on its members: no two hottier devices may share an HDD
@@ -297,7 +300,7 @@ struct hottier {
 	atomic_t qos_over;		/* ... of them over the budget */
 
 	atomic_t ssd_errors;		/* since creation or ssd_reset */
-	unsigned long mode;		/* HOTTIER_DEGRADED, until ssd_reset */
+	unsigned long mode;		/* HOTTIER_DEGRADED (until ssd_reset), ... */
 	struct work_struct event_work;	/* dm_table_event() off the I/O path */
 
 	spinlock_t retry_lock;		/* protects retry */

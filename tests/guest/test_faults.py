@@ -377,6 +377,12 @@ def test_hdd_read_errors_reach_the_caller_on_non_resident_extents(
             assert e.value.errno == errno.EIO
 
 
+def dm_events(name):
+    """The device's dm event counter (what dmsetup wait and dmeventd see)."""
+    return int(devices.run("dmsetup", "info", "-c", "--noheadings", "-o",
+                           "events", name).stdout)
+
+
 def replica_reads(dev, before, *extra):
     """The counters of replica reads and read errors since @before."""
     c = info(dev)
@@ -412,6 +418,8 @@ def test_hdd_read_errors_of_replicated_extents_are_served_by_the_ssd(
         print(f"healthy: {healthy}")
         assert healthy["replica_reads_hdd"] > healthy["replica_reads_ssd"]
 
+        events = dm_events(d.name)
+        log = KernelLog()
         hm.reload(f"0 {devices.sectors(h.path)} error")
         runs = {}
         for depth in (4, 64):
@@ -439,6 +447,10 @@ def test_hdd_read_errors_of_replicated_extents_are_served_by_the_ssd(
             assert run["after_first_second_hdd"] <= max(
                 8, run["after_first_second_ssd"] // 50), run
         assert runs[4]["hdd_read_errors"] > 0, runs
+        # The outage raised a dm event and said so, once: no read of the
+        # HDD succeeded between the two runs.
+        assert dm_events(d.name) == events + 1
+        assert log.new().count("the HDD fails I/O") == 1
         assert digests(d.path, 0, REGION_MB << 20) == want[:REGION_MB]
         c = info(d)
         assert c["mode"] == "rw" and c["ssd_errors"] == 0, c
