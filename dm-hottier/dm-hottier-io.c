@@ -767,13 +767,13 @@ int hottier_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 	if (io->dev >= 0) {
 		if (end_read(ht, bio, io, *error))
 			return DM_ENDIO_INCOMPLETE;
-	} else if (!io->unsent) {
+	} else {
 		/* A write or a discard: its HDD half, this bio. */
-		hdd_done(ht, *error);
-	}
-	if (io->dev < 0 && io->start_ns && !*error) {
+		if (!io->unsent)
+			hdd_done(ht, *error);
 		/* A write, timed for the QoS controller. */
-		hottier_qos_note(ht, ktime_get_ns() - io->start_ns);
+		if (io->start_ns && !*error)
+			hottier_qos_note(ht, ktime_get_ns() - io->start_ns);
 	}
 	if (io->write_through)
 		end_write_through(ht, io, *error);
