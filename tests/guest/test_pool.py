@@ -7,7 +7,6 @@ import hashlib
 import os
 import signal
 import subprocess
-import threading
 import time
 
 import pytest
@@ -81,15 +80,14 @@ def digests(path, mb):
                 for i in range(mb)]
 
 
-class Verifier:
+class Verifier(hotio.Background):
     """A thread reading the first DATA_MB of path in 64 KiB pieces, each
     compared with what was written; errors and mismatches counted."""
 
     def __init__(self, path, data):
+        super().__init__()
         self.path, self.data = path, data
         self.reads = self.errors = self.wrong = 0
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run)
 
     def _run(self):
         piece = 64 << 10
@@ -106,14 +104,6 @@ class Verifier:
                 self.reads += 1
                 if got != self.data[off:off + piece]:
                     self.wrong += 1
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join()
 
 
 def test_a_pool_over_nbd_keeps_its_replicas_serving_when_the_server_dies(

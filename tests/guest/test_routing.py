@@ -9,7 +9,6 @@ extents and the foreground's reads never start copies of their own.
 import contextlib
 import json
 import os
-import threading
 import time
 
 import pytest
@@ -166,18 +165,17 @@ def test_replica_reads_follow_ssd_latency_across_delay_reloads(
 STUCK_S = float(os.environ.get("HOTTIER_STUCK_SECONDS", "10"))
 
 
-class Reader:
+class Reader(hotio.Background):
     """One thread reading 4 KiB blocks of the first region_mb of path with
     O_DIRECT, one at a time, as a psync reader would; the instant of each
     completion is kept."""
 
     def __init__(self, path, region_mb):
+        super().__init__()
         self.path = path
         self.blocks = region_mb * 256
         self.done = []
         self.errors = []
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run)
 
     def _run(self):
         n = 0
@@ -189,14 +187,6 @@ class Reader:
                     self.done.append(time.monotonic())
         except OSError as e:
             self.errors.append(repr(e))
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join()
 
     def gaps(self, start, end):
         """The longest time between two completions in [start, end]."""

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 
 import devices
@@ -69,6 +70,27 @@ class Fio:
         if self.running():
             self.proc.kill()
             self.proc.communicate()
+
+
+class Background:
+    """A thread running the subclass's _run() while the with-block runs;
+    _run() loops until self.stop is set, which leaving the block does
+    before joining it."""
+
+    def __init__(self):
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run)
+
+    def _run(self):
+        raise NotImplementedError
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
 
 
 def job_errors(report):
