@@ -441,7 +441,12 @@ def test_filesystem_through_promotions_is_fsck_clean_with_files_intact(
 
 # 5. Idleness
 
-IDLE_SECONDS = float(os.environ.get("HOTTIER_IDLE_SECONDS", "30"))
+# The device's timers scale with heat_halflife_ms (an epoch is a quarter of
+# it) but for the sample tick and the commit period (1 s each): a half-life
+# of 4 s makes 10 s idle span 10 epochs, 10 ticks and 10 commit periods,
+# where 30 s at the default 60 s spanned 2 epochs.
+IDLE_SECONDS = float(os.environ.get("HOTTIER_IDLE_SECONDS", "10"))
+IDLE_HALFLIFE_MS = 4000
 
 
 def idle_then_canary(d, h, s, seconds, canary_sector):
@@ -469,7 +474,8 @@ def test_idle_device_sends_no_io_to_either_member(hottier_module):
         # routing latency may pick either of two equally fast members.
         with devices.DmDevice(unique("ht"),
                               table(h.path, s.path, extent,
-                                    routing="ssd")) as d:
+                                    routing="ssd",
+                                    heat_halflife_ms=IDLE_HALFLIFE_MS)) as d:
             # udev's probe reads (DmDevice settles) may have promoted an
             # extent: let that copy finish before tracing.
             devices.settle()
