@@ -120,6 +120,24 @@ static const struct args_case refusals[] = {
 	  -EINVAL, "Optional argument given twice" },
 	{ "format_ssd without hdd_id", "/dev/a /dev/b 2048 2 format_ssd yes",
 	  -EINVAL, "format_ssd needs hdd_id: without it no map is kept" },
+	{ "drop_replicas other than yes",
+	  "/dev/a /dev/b 2048 4 hdd_id a drop_replicas no",
+	  -EINVAL, "Invalid drop_replicas value: expected yes" },
+	{ "drop_replicas twice",
+	  "/dev/a /dev/b 2048 6 drop_replicas yes hdd_id a drop_replicas yes",
+	  -EINVAL, "Optional argument given twice" },
+	{ "drop_replicas without hdd_id",
+	  "/dev/a /dev/b 2048 2 drop_replicas yes",
+	  -EINVAL, "drop_replicas needs hdd_id: without it no map is kept" },
+	{ "the HDD missing", "- /dev/b 2048", -EINVAL,
+	  "The HDD cannot be missing: only the SSD may be given as -" },
+	{ "both missing", "- - 2048", -EINVAL,
+	  "HDD and SSD must be different devices" },
+	{ "format_ssd of a missing SSD", "/dev/a - 2048 4 hdd_id a format_ssd yes",
+	  -EINVAL, "format_ssd and drop_replicas need an SSD, not -" },
+	{ "drop_replicas of a missing SSD",
+	  "/dev/a - 2048 4 hdd_id a drop_replicas yes",
+	  -EINVAL, "format_ssd and drop_replicas need an SSD, not -" },
 };
 
 static void case_desc(const struct args_case *c, char *desc)
@@ -186,7 +204,10 @@ static void parse_accepts(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, args.discard, c->discard);
 }
 
-/* hdd_id and format_ssd, beside the keys of keys[], in any order. */
+/*
+ * hdd_id, format_ssd and drop_replicas, beside the keys of keys[], in any
+ * order.
+ */
 static void parse_takes_the_map_keys(struct kunit *test)
 {
 	static const char line[] =
@@ -206,6 +227,18 @@ static void parse_takes_the_map_keys(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, hottier_parse_args(argc, argv, &args, &error), 0);
 	KUNIT_EXPECT_STREQ(test, args.hdd_id, "");
 	KUNIT_EXPECT_FALSE(test, args.format_ssd);
+	KUNIT_EXPECT_FALSE(test, args.drop_replicas);
+	KUNIT_EXPECT_FALSE(test, args.no_ssd);
+	/* drop_replicas; an SSD missing at boot, given as "-". */
+	argc = split(test, "/dev/a /dev/b 2048 4 drop_replicas yes hdd_id a",
+		     argv);
+	KUNIT_ASSERT_EQ(test, hottier_parse_args(argc, argv, &args, &error), 0);
+	KUNIT_EXPECT_TRUE(test, args.drop_replicas);
+	KUNIT_EXPECT_FALSE(test, args.format_ssd);
+	argc = split(test, "/dev/a - 2048 2 hdd_id a", argv);
+	KUNIT_ASSERT_EQ(test, hottier_parse_args(argc, argv, &args, &error), 0);
+	KUNIT_EXPECT_TRUE(test, args.no_ssd);
+	KUNIT_EXPECT_STREQ(test, args.hdd_id, "a");
 	/* Not runtime keys. */
 	KUNIT_EXPECT_EQ(test, hottier_set_key(&args, "hdd_id", "x", true,
 					      &error), -EINVAL);

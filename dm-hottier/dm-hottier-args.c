@@ -195,11 +195,27 @@ static int find_key(const char *name)
 	return -ENOENT;
 }
 
+/* A one-shot key whose only value is "yes". */
+static int parse_yes(const char *value, bool *flag, char *bad, char **error)
+{
+	if (*flag) {
+		*error = "Optional argument given twice";
+		return -EINVAL;
+	}
+	if (strcmp(value, "yes")) {
+		*error = bad;
+		return -EINVAL;
+	}
+	*flag = true;
+	return 1;
+}
+
 /*
  * The keys of the on-SSD map, outside keys[]: hdd_id, a string, printed in
- * the table line when set; format_ssd, a one-shot request never printed,
- * so that a table line fed back can never format an SSD. 1 if @name is
- * one of them and was parsed, 0 if it is not one, < 0 on error.
+ * the table line when set; format_ssd and drop_replicas, one-shot requests
+ * never printed, so that a table line fed back can never format an SSD or
+ * drop its replicas. 1 if @name is one of them and was parsed, 0 if it is
+ * not one, < 0 on error.
  */
 static int parse_map_key(const char *name, const char *value,
 			 struct hottier_args *args, char **error)
@@ -216,18 +232,13 @@ static int parse_map_key(const char *name, const char *value,
 		strscpy(args->hdd_id, value, sizeof(args->hdd_id));
 		return 1;
 	}
-	if (!strcmp(name, "format_ssd")) {
-		if (args->format_ssd) {
-			*error = "Optional argument given twice";
-			return -EINVAL;
-		}
-		if (strcmp(value, "yes")) {
-			*error = "Invalid format_ssd value: expected yes";
-			return -EINVAL;
-		}
-		args->format_ssd = true;
-		return 1;
-	}
+	if (!strcmp(name, "format_ssd"))
+		return parse_yes(value, &args->format_ssd,
+				 "Invalid format_ssd value: expected yes", error);
+	if (!strcmp(name, "drop_replicas"))
+		return parse_yes(value, &args->drop_replicas,
+				 "Invalid drop_replicas value: expected yes",
+				 error);
 	return 0;
 }
 
@@ -311,6 +322,12 @@ int hottier_parse_args(unsigned int argc, char **argv,
 		*error = "HDD and SSD must be different devices";
 		return -EINVAL;
 	}
+	if (!strcmp(args->hdd_path, "-")) {
+		*error = "The HDD cannot be missing: only the SSD may be given as -";
+		return -EINVAL;
+	}
+	/* An SSD missing at boot: the HDD alone, degraded, until a reload. */
+	args->no_ssd = !strcmp(args->ssd_path, "-");
 
 	r = parse_extent_size(argv[2], &args->extent_sectors, error);
 	if (r)
@@ -320,8 +337,15 @@ int hottier_parse_args(unsigned int argc, char **argv,
 		return 0;
 	r = parse_optional(argc - HOTTIER_NR_POSITIONAL,
 			   argv + HOTTIER_NR_POSITIONAL, args, error);
-	if (!r && args->format_ssd && !args->hdd_id[0]) {
-		*error = "format_ssd needs hdd_id: without it no map is kept";
+	if (!r && (args->format_ssd || args->drop_replicas) &&
+	    !args->hdd_id[0]) {
+		*error = args->format_ssd ?
+			"format_ssd needs hdd_id: without it no map is kept" :
+			"drop_replicas needs hdd_id: without it no map is kept";
+		r = -EINVAL;
+	}
+	if (!r && args->no_ssd && (args->format_ssd || args->drop_replicas)) {
+		*error = "format_ssd and drop_replicas need an SSD, not -";
 		r = -EINVAL;
 	}
 	return r;

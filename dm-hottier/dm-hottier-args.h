@@ -80,6 +80,8 @@ struct hottier_args {
 	/* Table-only, outside keys[]: "" keeps no map on the SSD. */
 	char hdd_id[HOTTIER_ID_MAX + 1];
 	bool format_ssd;		/* one-shot: never printed */
+	bool drop_replicas;		/* one-shot: never printed */
+	bool no_ssd;			/* the SSD given as "-" */
 };
 
 struct hottier_layout {

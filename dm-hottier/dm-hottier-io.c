@@ -546,6 +546,10 @@ int hottier_map(struct dm_target *ti, struct bio *bio)
 		return map_flush(ht, bio);
 
 	account_bio(ht, bio);
+	/* The SSD this table waits for may hold replicas this changes. */
+	if (unlikely(!ht->ssd) && bio_op(bio) != REQ_OP_READ &&
+	    !READ_ONCE(ht->claim.hdd_written))
+		WRITE_ONCE(ht->claim.hdd_written, true);
 
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
@@ -787,8 +791,9 @@ int hottier_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 /* After the members are open: each member's probe and its logical block. */
 int hottier_io_ctr(struct hottier *ht, char **error)
 {
+	/* A table with no SSD probes nothing: its SSD probe is never sent. */
 	struct block_device *bdev[] = {
-		[HOTTIER_ROUTE_SSD] = ht->ssd->bdev,
+		[HOTTIER_ROUTE_SSD] = ht->ssd ? ht->ssd->bdev : ht->hdd->bdev,
 		[HOTTIER_ROUTE_HDD] = ht->hdd->bdev,
 	};
 	struct hottier_probe *p;

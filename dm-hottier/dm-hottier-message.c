@@ -283,6 +283,19 @@ static int range_message(struct hottier *ht, const char *verb, char **argv)
 	return -EINVAL;
 }
 
+/* Messages that copy to, read or reset the SSD: none without one. */
+static bool needs_ssd(unsigned int argc, char **argv)
+{
+	static const char * const verbs[] = { "promote", "pin", "scrub",
+					      "ssd_reset" };
+	int i;
+
+	for (i = 0; argc && i < ARRAY_SIZE(verbs); i++)
+		if (!strcasecmp(argv[0], verbs[i]))
+			return true;
+	return false;
+}
+
 int hottier_message(struct dm_target *ti, unsigned int argc, char **argv,
 		    char *result, unsigned int maxlen)
 {
@@ -291,6 +304,11 @@ int hottier_message(struct dm_target *ti, unsigned int argc, char **argv,
 	char *error = NULL;
 	int r = -EINVAL;
 
+	if (test_bit(HOTTIER_NO_SSD, &ht->mode) && needs_ssd(argc, argv)) {
+		DMERR("%s: %s: the device has no SSD: reload its table with one",
+		      name, argv[0]);
+		return -EINVAL;
+	}
 	mutex_lock(&ht->lock);
 	if (argc == 1 && !strcasecmp(argv[0], "reset_stats")) {
 		reset_stats(ht);

@@ -428,7 +428,8 @@ static void do_promote(struct work_struct *ws)
  */
 int hottier_alloc_tables(struct hottier *ht, char **error)
 {
-	u64 nr_slots = ht->layout.nr_slots;
+	/* A table with no SSD has no slot; its map one, never used. */
+	u64 nr_slots = max_t(u64, ht->layout.nr_slots, 1);
 	u64 tracked = hottier_max_tracked(&ht->args, nr_slots);
 	u64 nr_extents = ((ht->ti->len - 1) >> ht->extent_shift) + 1;
 	int r;

@@ -75,9 +75,10 @@
 
 static int kill_records(struct hottier *ht);
 
+/* A table with no SSD keeps no map: hdd_id waits for the SSD's reload. */
 static bool persistent(struct hottier *ht)
 {
-	return ht->args.hdd_id[0];
+	return ht->ssd && ht->args.hdd_id[0];
 }
 
 static int write_records(struct hottier *ht, u32 nonce);
@@ -520,7 +521,15 @@ static int take_over(struct hottier *ht, bool *pins, bool *rewrite)
 	    !hottier_sb_check(sb, ht->args.hdd_id, ht->args.extent_sectors,
 			      &ht->layout, &why)) {
 		*pins = true;
-		if (sb_trusted(ht, sb)) {
+		if (ht->drop_replicas) {
+			load_map(ht, false);
+			DMWARN("%s: %s: the SSD's pins kept, %llu replicas dropped",
+			       ht_name(ht), ht->args.drop_replicas ?
+			       "drop_replicas" :
+			       "the HDD was written while the SSD was missing",
+			       ht->map_dropped);
+			sb->nonce = get_random_u32();
+		} else if (sb_trusted(ht, sb)) {
 			if (!(sb->flags & HOTTIER_SB_CLEAN))
 				DMINFO("%s: the SSD's map was left open: recorded replicas kept",
 				       ht_name(ht));
@@ -611,7 +620,7 @@ int hottier_persist_resume(struct hottier *ht)
 		if (r)
 			DMERR("%s: cannot mark the SSD's map in use (error %d): not resumed",
 			      ht_name(ht), r);
-	} else if (!ht->taken_over) {
+	} else if (!ht->taken_over && ht->ssd) {
 		mutex_lock(&ht->rec_lock);
 		r = invalidate_map(ht);
 		mutex_unlock(&ht->rec_lock);

@@ -67,7 +67,8 @@ static u64 lat_us(struct hottier *ht, enum hottier_route_dev dev)
 }
 
 /*
- * A field's value; HOTTIER_F_MODE is 1 when degraded, HOTTIER_F_SCRUB an
+ * A field's value; HOTTIER_F_MODE is 1 when degraded (printed "no_ssd" for
+ * a table with no SSD, which is degraded too), HOTTIER_F_SCRUB an
  * enum hottier_scrub_state, HOTTIER_F_MAP an enum hottier_map_state.
  */
 static u64 field_value(struct hottier *ht, enum hottier_field f)
@@ -139,6 +140,7 @@ int hottier_format_field(struct hottier *ht, enum hottier_field f, char *buf,
 {
 	if (f == HOTTIER_F_MODE)
 		return scnprintf(buf, size, "%s",
+				 test_bit(HOTTIER_NO_SSD, &ht->mode) ? "no_ssd" :
 				 field_value(ht, f) ? "degraded" : "rw");
 	if (f == HOTTIER_F_SCRUB)
 		return scnprintf(buf, size, "%s",
@@ -148,6 +150,12 @@ int hottier_format_field(struct hottier *ht, enum hottier_field f, char *buf,
 				 hottier_map_state_name(field_value(ht, f)));
 	return scnprintf(buf, size, "%llu",
 			 (unsigned long long)field_value(ht, f));
+}
+
+/* The SSD as the table line gives it: "-" for a table with none. */
+static const char *ssd_name(struct hottier *ht)
+{
+	return ht->ssd ? ht->ssd->name : "-";
 }
 
 void hottier_status(struct dm_target *ti, status_type_t type,
@@ -167,14 +175,14 @@ void hottier_status(struct dm_target *ti, status_type_t type,
 		}
 		break;
 	case STATUSTYPE_TABLE:
-		DMEMIT("%s %s %llu", ht->hdd->name, ht->ssd->name,
+		DMEMIT("%s %s %llu", ht->hdd->name, ssd_name(ht),
 		       (unsigned long long)ht->args.extent_sectors);
 		emit_args(ht, result, maxlen, &sz);
 		break;
 	case STATUSTYPE_IMA:
 		DMEMIT_TARGET_NAME_VERSION(ti->type);
 		DMEMIT(",hdd=%s,ssd=%s,extent_sectors=%llu,discard=%s,write_policy=%s;",
-		       ht->hdd->name, ht->ssd->name,
+		       ht->hdd->name, ssd_name(ht),
 		       (unsigned long long)ht->args.extent_sectors,
 		       hottier_discard_name(ht->args.discard),
 		       hottier_write_policy_name(ht->args.write_policy));

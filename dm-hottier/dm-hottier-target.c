@@ -41,7 +41,7 @@ static int claim_members(struct hottier *ht, char **error)
 	int r = 0;
 
 	ht->claim.hdd = ht->hdd->bdev->bd_dev;
-	ht->claim.ssd = ht->ssd->bdev->bd_dev;
+	ht->claim.ssd = ht->ssd ? ht->ssd->bdev->bd_dev : 0;
 
 	mutex_lock(&claims_lock);
 	list_for_each_entry(c, &claims, list) {
@@ -52,7 +52,7 @@ static int claim_members(struct hottier *ht, char **error)
 			r = -EBUSY;
 			break;
 		}
-		if (claim_conflicts(c, ht->claim.ssd)) {
+		if (ht->ssd && claim_conflicts(c, ht->claim.ssd)) {
 			*error = "SSD is already used by another hottier device";
 			r = -EBUSY;
 			break;
@@ -75,6 +75,8 @@ static bool ssd_held_by_old_table(struct hottier *ht)
 	struct hottier_claim *c;
 	bool held = false;
 
+	if (!ht->ssd)
+		return false;
 	mutex_lock(&claims_lock);
 	list_for_each_entry(c, &claims, list)
 		if (c != &ht->claim && c->md == ht->claim.md &&
@@ -82,6 +84,26 @@ static bool ssd_held_by_old_table(struct hottier *ht)
 			held = true;
 	mutex_unlock(&claims_lock);
 	return held;
+}
+
+/*
+ * Whether a table of this device with no SSD wrote the HDD: a reload that
+ * attaches the SSD then takes over its map's pins, not its replicas. Asked
+ * at the new table's first resume, once dm has suspended the old table:
+ * it wrote nothing after that.
+ */
+static bool hdd_written_without_ssd(struct hottier *ht)
+{
+	struct hottier_claim *c;
+	bool written = false;
+
+	mutex_lock(&claims_lock);
+	list_for_each_entry(c, &claims, list)
+		if (c != &ht->claim && c->md == ht->claim.md && !c->ssd &&
+		    READ_ONCE(c->hdd_written))
+			written = true;
+	mutex_unlock(&claims_lock);
+	return written;
 }
 
 static void release_claim(struct hottier *ht)
@@ -124,6 +146,23 @@ static void hottier_destroy(struct hottier *ht)
 	kfree(ht);
 }
 
+/* A table with no SSD ("-"): the HDD's own checks. */
+static int check_hdd_alone(struct hottier *ht, char **error)
+{
+	struct block_device *hdd = ht->hdd->bdev;
+
+	if ((ht->args.extent_sectors << SECTOR_SHIFT) %
+	    bdev_logical_block_size(hdd)) {
+		*error = "Extent size must be a multiple of both devices' logical block sizes";
+		return -EINVAL;
+	}
+	if (ht->ti->len > bdev_nr_sectors(hdd)) {
+		*error = "Target length exceeds the HDD's size";
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int get_devices(struct hottier *ht, char **error)
 {
 	struct dm_target *ti = ht->ti;
@@ -137,6 +176,8 @@ static int get_devices(struct hottier *ht, char **error)
 		*error = "Error opening HDD device";
 		return r;
 	}
+	if (ht->args.no_ssd)
+		return check_hdd_alone(ht, error);
 	r = dm_get_device(ti, ht->args.ssd_path, dm_table_get_mode(ti->table),
 			  &ht->ssd);
 	if (r) {
@@ -227,8 +268,9 @@ static int hottier_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	r = get_devices(ht, &ti->error);
 	if (r)
 		goto bad;
-	hottier_layout(bdev_nr_sectors(ht->ssd->bdev), ht->args.extent_sectors,
-		       &ht->layout);
+	if (ht->ssd)
+		hottier_layout(bdev_nr_sectors(ht->ssd->bdev),
+			       ht->args.extent_sectors, &ht->layout);
 	r = hottier_io_ctr(ht, &ti->error);
 	if (r)
 		goto bad;
@@ -236,6 +278,13 @@ static int hottier_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	r = claim_members(ht, &ti->error);
 	if (r)
 		goto bad;
+	if (!ht->ssd) {
+		/* Until a reload gives one: no replica, no SSD I/O. */
+		set_bit(HOTTIER_NO_SSD, &ht->mode);
+		set_bit(HOTTIER_DEGRADED, &ht->mode);
+	} else {
+		ht->drop_replicas = ht->args.drop_replicas;
+	}
 	r = hottier_alloc_tables(ht, &ti->error);
 	if (r)
 		goto bad;
@@ -395,6 +444,13 @@ static int hottier_preresume(struct dm_target *ti)
 	int r;
 
 	retire_replaced_ssd(ht);
+	if (hdd_written_without_ssd(ht)) {
+		/* A table with no SSD that replaces one carries it on. */
+		if (!ht->ssd)
+			WRITE_ONCE(ht->claim.hdd_written, true);
+		else if (!ht->taken_over)
+			ht->drop_replicas = true;
+	}
 	r = hottier_persist_resume(ht);
 
 	memalloc_noio_restore(noio);
@@ -441,6 +497,12 @@ static void hottier_resume(struct dm_target *ti)
 	hottier_persist_pins(ht);
 	mutex_unlock(&ht->lock);
 	WRITE_ONCE(ht->running, true);
+	if (test_bit(HOTTIER_NO_SSD, &ht->mode) &&
+	    !test_and_set_bit(HOTTIER_NO_SSD_TOLD, &ht->mode)) {
+		DMWARN("%s: no SSD: degraded, the HDD serves every I/O until a reload",
+		       ht_name(ht));
+		queue_work(ht->wq, &ht->event_work);
+	}
 	hottier_persist_started(ht);
 	hottier_qos_restart(ht);
 	hottier_ticks_start(ht);
@@ -457,7 +519,7 @@ static int hottier_iterate_devices(struct dm_target *ti,
 	int r;
 
 	r = fn(ti, ht->hdd, 0, ti->len, data);
-	if (r)
+	if (r || !ht->ssd)
 		return r;
 	return fn(ti, ht->ssd, 0, bdev_nr_sectors(ht->ssd->bdev), data);
 }

@@ -193,6 +193,10 @@ enum hottier_map_state {
 #define HOTTIER_DEGRADED	0
 /* The HDD failed an I/O and has completed none since (an event each time). */
 #define HOTTIER_HDD_FAILING	1
+/* The table has no SSD ("-"): degraded for its whole life. */
+#define HOTTIER_NO_SSD		2
+/* ... and its first resume logged it and raised an event. */
+#define HOTTIER_NO_SSD_TOLD	3
 
 /*
  * A device's claim on its members: no two hottier devices may share an HDD
@@ -203,7 +207,13 @@ struct hottier_claim {
 	struct list_head list;
 	struct mapped_device *md;
 	dev_t hdd;
-	dev_t ssd;
+	dev_t ssd;			/* 0: the table has no SSD */
+	/*
+	 * A table with no SSD wrote or discarded on the HDD: the SSD it
+	 * waits for holds replicas that may be stale. Set once, by the
+	 * I/O path; read by a reload's constructor.
+	 */
+	bool hdd_written;
 };
 
 /*
@@ -325,6 +335,11 @@ struct hottier {
 	struct hottier_sb *sb;		/* the superblock as last written */
 	u64 *pin_buf;			/* pinned ranges, to encode */
 	bool taken_over;		/* the first resume read the SSD */
+	/*
+	 * Take the SSD's pins over, not its replicas: drop_replicas, or a
+	 * reload after a table with no SSD wrote the HDD.
+	 */
+	bool drop_replicas;
 	bool sb_pins;			/* its pins are to be applied */
 	bool map_failed;		/* the last stop could not write it */
 	bool map_handed_over;		/* a reload: the old table was live */

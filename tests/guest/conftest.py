@@ -153,6 +153,12 @@ def no_copy_left(i):
     return i["migrations"] == 0 and i["migrations_waiting"] == 0
 
 
+def settled(d, want):
+    """The status once want replicas are in and no copy is in flight."""
+    return poll(lambda: info(d), lambda i: i["slots_used"] >= want and
+                i["migrations"] == 0, 120, f"{want} replicas")
+
+
 def wait_copies_done(dev, timeout=120.0):
     """No copy in flight or waiting, and none started in the last half
     second (a queued candidate is picked up at once by the worker)."""

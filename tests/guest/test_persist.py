@@ -25,7 +25,7 @@ import devices
 import directio
 import hotio
 from conftest import (KernelLog, hottier_table, info, recorded, scrub,
-                      unique, wait_copies_done)
+                      settled, unique, wait_copies_done)
 
 EXTENT = 128                    # 64 KiB
 PINNED_MB = 4                   # 64 extents
@@ -37,14 +37,6 @@ def table(hdd, ssd, hdd_id="wwn-0x5000c500a1b2c3d4", *extra):
     if hdd_id:
         opts = (*opts, "hdd_id", hdd_id)
     return hottier_table(hdd, ssd, EXTENT, opts=opts)
-
-
-def settled(d, want):
-    """The status once want replicas are in and no copy is in flight."""
-    hotio.wait_until(lambda: info(d)["slots_used"] >= want and
-                     info(d)["migrations"] == 0, 120,
-                     what=f"{want} replicas")
-    return info(d)
 
 
 def warm(d, seed):

@@ -76,13 +76,20 @@ class Tree:
         self.proc = str(tmp_path / "proc")
         self.dev = str(tmp_path / "dev")        # for VG/LV: not made here
         self.state = str(tmp_path / "dmsetup.json")
+        self.state_dir = str(tmp_path / "var-lib-hottier")
         self.dirs = {}
         self.blockdevs = {}
         self.busy = set()
         os.makedirs(os.path.join(self.sys, "module", "dm_hottier"))
         write(os.path.join(self.proc, "self", "mountinfo"), "")
         write(os.path.join(self.proc, "swaps"), "Filename Type Size\n")
+        self.new_boot("0f0e0d0c-0b0a-4908-8706-050403020100")
         self.save({"targets": ["hottier", "linear"], "devices": {}})
+
+    def new_boot(self, boot_id):
+        """What /proc says this boot is."""
+        write(os.path.join(self.proc, "sys", "kernel", "random", "boot_id"),
+              boot_id + "\n")
 
     def load(self):
         with open(self.state) as f:
@@ -103,7 +110,7 @@ class Tree:
         return FakeSystem(self.blockdevs, self.busy, sysfs_root=self.sys,
                           dmsetup=[sys.executable, FAKE_DMSETUP, self.state],
                           proc_root=self.proc, modprobe=["true"], euid=euid,
-                          dev_root=self.dev)
+                          dev_root=self.dev, state_dir=self.state_dir)
 
     def run(self, *argv, euid=0):
         """(exit status, stdout) of hottierctl argv against this tree."""
@@ -148,11 +155,12 @@ class Tree:
     def hottier(self, name, kname="dm-3", devnum="253:3", hdd="sdb",
                 ssd="nvme0n1", sectors=2097152, extent=2048, stats=None,
                 keys=None, suspended=False):
-        """A hottier device over the devices named hdd and ssd."""
+        """A hottier device over the devices named hdd and ssd (None: a
+        table with no SSD, "-")."""
         stats = dict(STATS, **(stats or {}))
         keys = dict(KEYS, **(keys or {}))
         base = self.block(kname, devnum, sectors, scheduler="none",
-                          slaves=sorted({hdd, ssd}), virtual=True)
+                          slaves=sorted({hdd, ssd} - {None}), virtual=True)
         write(os.path.join(base, "dm", "name"), name + "\n")
         write(os.path.join(base, "dm", "uuid"), f"HOTTIER-{name}\n")
         write(os.path.join(base, "dm", "suspended"),
@@ -162,7 +170,7 @@ class Tree:
             for f, v in files.items():
                 write(os.path.join(base, "hottier", f), f"{v}\n")
         hdd_num, ssd_num = (read(os.path.join(self.dirs[d], "dev")).strip()
-                            for d in (hdd, ssd))
+                            if d else "-" for d in (hdd, ssd))
         state = self.load()
         state["devices"][name] = {
             "table": table_line(sectors, hdd_num, ssd_num, extent, keys),

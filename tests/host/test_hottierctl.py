@@ -54,7 +54,7 @@ def test_every_subcommand_of_the_issue_exists():
         "pin", "unpin", "heat", "activate", "deactivate", "resize",
         "scrub", "ssd-reset", "invalidate", "reset-stats", "promote",
         "demote", "replace-ssd", "trace", "udev-member", "lvm-filter",
-        "metrics"}
+        "metrics", "attach"}
 
 
 def test_usage_error_is_one_line_and_exit_status_2():
@@ -225,6 +225,7 @@ def test_keys_match_the_documented_bounds():
     # The on-SSD map's keys are table words of their own, not tunables.
     assert doc.pop("hdd_id") == "1 to 64 printable ASCII characters, no blanks"
     assert doc.pop("format_ssd") == "yes"
+    assert doc.pop("drop_replicas") == "yes"
     assert set(doc) == set(KEYS)
     for key, spec in KEYS.items():
         if isinstance(spec[0], str):
@@ -1045,7 +1046,7 @@ def test_activate_waits_at_most_wait_seconds_then_skips(disks, tmp_path,
                                                         capsys):
     dev, hottiertab = tab_of_nodes(disks, tmp_path,
                                    "tiered {dev}/sdb {dev}/nvme0n1 1M\n"
-                                   "later {dev}/sdb {dev}/sdx 1M\n")
+                                   "later {dev}/sdx {dev}/sdy 1M\n")
     start = time.monotonic()
     rc, out = disks.run("activate", "--tab", str(hottiertab), "--wait",
                         "0.7")
@@ -1053,13 +1054,186 @@ def test_activate_waits_at_most_wait_seconds_then_skips(disks, tmp_path,
     assert rc == 0 and out == "tiered: created\n"
     assert 0.7 <= took < 10, took
     err = capsys.readouterr().err.splitlines()
-    assert err[0] == f"hottierctl: waiting up to 0.7 s for {dev}/sdx"
-    assert err[-1] == f"hottierctl: later: {dev}/sdx not present; skipped"
+    assert err[0] == \
+        f"hottierctl: waiting up to 0.7 s for {dev}/sdx, {dev}/sdy"
+    assert err[-1] == \
+        f"hottierctl: later: {dev}/sdx, {dev}/sdy not present; skipped"
     # Nothing missing: no wait, no word of it.
     rc, out = disks.run("activate", "--tab", str(hottiertab), "--wait",
                         "30", "tiered")
     assert rc == 0 and out == "tiered: already active\n"
     assert capsys.readouterr().err == ""
+
+
+# An SSD missing at boot
+
+
+NO_SSD_TABLE = "0 2097152 hottier 8:16 - 2048 2 hdd_id wwn-naa.5000c5"
+
+
+def note_of(tree, name):
+    with open(os.path.join(tree.state_dir, name + ".no-ssd")) as f:
+        return json.load(f)
+
+
+def test_activate_creates_a_device_whose_ssd_is_missing_without_it(
+        disks, tmp_path, capsys):
+    """Documentation/hottier.rst, "An SSD missing at boot": the HDD alone,
+    degraded, with a note that outlives the boot."""
+    dev, hottiertab = tab_of_nodes(disks, tmp_path,
+                                   "tiered {dev}/sdb {dev}/nvme-gone 1M\n")
+    rc, out = disks.run("activate", "--tab", str(hottiertab))
+    assert rc == 0 and out == "tiered: created without its SSD\n"
+    assert capsys.readouterr().err == (
+        f"hottierctl: tiered: {dev}/nvme-gone not present: degraded, every "
+        "I/O on the HDD; once the SSD is back: hottierctl attach tiered\n")
+    assert disks.load()["devices"]["tiered"]["table"] == NO_SSD_TABLE
+    assert note_of(disks, "tiered") == {
+        "boot_id": "0f0e0d0c-0b0a-4908-8706-050403020100",
+        "ssd": f"{dev}/nvme-gone"}
+
+
+def test_a_later_boot_with_the_ssd_drops_its_replicas_keeps_its_pins(
+        disks, tmp_path, capsys):
+    """The device ran without its SSD, then a reboot finds the SSD: the
+    HDD may have been written under its replicas, so the new table asks
+    the kernel for the map's pins alone (drop_replicas, once), and the
+    note goes."""
+    dev, hottiertab = tab_of_nodes(disks, tmp_path,
+                                   "tiered {dev}/sdb {dev}/nvme0n1 1M\n")
+    os.rename(dev / "nvme0n1", dev / "nvme0n1.later")
+    assert disks.run("activate", "--tab", str(hottiertab))[0] == 0
+
+    def reboot(boot_id):
+        disks.set_dmsetup(devices={})
+        disks.new_boot(boot_id)
+
+    # Missing again at the next boot: the note keeps the first boot.
+    reboot("11111111-2222-4333-8444-555555555555")
+    assert disks.run("activate", "--tab", str(hottiertab))[0] == 0
+    assert note_of(disks, "tiered")["boot_id"] == \
+        "0f0e0d0c-0b0a-4908-8706-050403020100"
+    reboot("22222222-2222-4333-8444-555555555555")
+    os.rename(dev / "nvme0n1.later", dev / "nvme0n1")
+    assert disks.run("activate", "--tab", str(hottiertab)) == \
+        (0, "tiered: created\n")
+    assert disks.load()["devices"]["tiered"]["table"] == (
+        "0 2097152 hottier 8:16 259:0 2048 4 hdd_id wwn-naa.5000c5 "
+        "drop_replicas yes")
+    assert not os.path.exists(os.path.join(disks.state_dir, "tiered.no-ssd"))
+    capsys.readouterr()
+    # Its next boot takes the map over whole.
+    reboot("33333333-2222-4333-8444-555555555555")
+    assert disks.run("activate", "--tab", str(hottiertab))[0] == 0
+    assert disks.load()["devices"]["tiered"]["table"] == \
+        "0 2097152 hottier 8:16 259:0 2048 2 hdd_id wwn-naa.5000c5"
+
+
+def no_ssd_device(tmp_path):
+    """sdb, nvme0n1, and tiered live over sdb alone, made in this boot by
+    activate (its note)."""
+    t = Tree(tmp_path)
+    t.block("sdb", "8:16")
+    t.block("nvme0n1", "259:0", sectors=262144)
+    t.hottier("tiered", ssd=None, stats={"mode": "no_ssd", "map": "off"},
+              keys={"hdd_id": "wwn-0x5000c500a1b2c3d4"})
+    os.makedirs(t.state_dir)
+    with open(os.path.join(t.state_dir, "tiered.no-ssd"), "w") as f:
+        json.dump({"boot_id": "0f0e0d0c-0b0a-4908-8706-050403020100",
+                   "ssd": "/dev/nvme0n1"}, f)
+    return t
+
+
+def test_attach_in_the_boot_it_went_missing_lets_the_kernel_judge(
+        tmp_path):
+    """The live table with no SSD is the one the note names: the kernel
+    knows whether it wrote the HDD, so the reload asks for nothing."""
+    t = no_ssd_device(tmp_path)
+    rc, out = t.run("attach", "tiered", "/dev/nvme0n1", "--json")
+    assert rc == 0, out
+    line = t.load()["devices"]["tiered"]["table"]
+    assert line.startswith("0 2097152 hottier 8:16 259:0 2048 26 ")
+    assert line.endswith(" hdd_id wwn-0x5000c500a1b2c3d4")
+    assert [c[0] for c in t.dmsetup_log()
+            if c[0] in ("reload", "resume")] == ["reload", "resume"]
+    rec = json.loads(out)
+    assert rec["name"] == "tiered" and rec["ssd"] == "/dev/nvme0n1"
+    assert not os.path.exists(os.path.join(t.state_dir, "tiered.no-ssd"))
+
+
+def test_attach_after_an_earlier_boot_drops_the_replicas(tmp_path):
+    t = no_ssd_device(tmp_path)
+    t.new_boot("11111111-2222-4333-8444-555555555555")
+    assert t.run("attach", "tiered", "/dev/nvme0n1")[0] == 0
+    assert t.load()["devices"]["tiered"]["table"].endswith(
+        " hdd_id wwn-0x5000c500a1b2c3d4 drop_replicas yes")
+
+
+def test_remove_of_a_device_with_no_ssd_forgets_its_boot(tmp_path):
+    """What the removed table wrote goes with it: an attach of a table
+    made again in the same boot drops the replicas."""
+    t = no_ssd_device(tmp_path)
+    assert t.run("remove", "tiered") == (0, "tiered: removed\n")
+    assert note_of(t, "tiered") == {"boot_id": "", "ssd": "/dev/nvme0n1"}
+    t.hottier("tiered", kname="dm-5", devnum="253:5", ssd=None,
+              stats={"mode": "no_ssd", "map": "off"},
+              keys={"hdd_id": "wwn-0x5000c500a1b2c3d4"})
+    assert t.run("attach", "tiered", "/dev/nvme0n1")[0] == 0
+    assert t.load()["devices"]["tiered"]["table"].endswith(
+        " drop_replicas yes")
+
+
+def test_attach_of_a_table_made_by_hand_drops_the_replicas(tmp_path):
+    """No note: a table with no SSD that hottierctl did not make, whose
+    past is unknown."""
+    t = no_ssd_device(tmp_path)
+    os.unlink(os.path.join(t.state_dir, "tiered.no-ssd"))
+    assert t.run("attach", "tiered", "/dev/nvme0n1")[0] == 0
+    assert t.load()["devices"]["tiered"]["table"].endswith(
+        " drop_replicas yes")
+
+
+def test_attach_refusals_change_nothing(tmp_path, capsys):
+    t = no_ssd_device(tmp_path)
+    t.block("sdc", "8:32")
+    t.hottier("other", kname="dm-4", devnum="253:4", hdd="sdc")
+    before = t.load()["devices"]
+    # A device that has its SSD.
+    assert t.run("attach", "other", "/dev/nvme0n1")[0] == 1
+    assert one_line_error(capsys) == (
+        "hottierctl: other has its SSD (nvme0n1): nothing to attach "
+        "(replace-ssd swaps it for another)\n")
+    # Its own HDD, another device's SSD, a missing one, no tab entry.
+    assert t.run("attach", "tiered", "/dev/sdb")[0] == 1
+    assert one_line_error(capsys) == \
+        "hottierctl: /dev/sdb is tiered's HDD or shares its disk\n"
+    assert t.run("attach", "tiered", "/dev/nvme0n1")[0] == 1
+    assert one_line_error(capsys) == \
+        "hottierctl: /dev/nvme0n1 is in use by dm-4\n"
+    assert t.run("attach", "tiered", "/dev/nvme9")[0] == 1
+    assert one_line_error(capsys) == \
+        "hottierctl: /dev/nvme9: No such file or directory\n"
+    hottiertab = tmp_path / "hottiertab"
+    hottiertab.write_text("")
+    assert t.run("attach", "tiered", "--tab", str(hottiertab))[0] == 1
+    assert one_line_error(capsys) == \
+        f"hottierctl: {hottiertab} lists no tiered: give the SSD\n"
+    assert t.load()["devices"] == before
+    assert os.path.exists(os.path.join(t.state_dir, "tiered.no-ssd"))
+
+
+def test_status_says_why_a_device_has_no_ssd(tmp_path):
+    t = no_ssd_device(tmp_path)
+    rc, out = t.run("status", "tiered")
+    assert rc == 0
+    lines = out.splitlines()
+    assert lines[0] == (
+        "tiered (dm-3): no_ssd: the SSD was missing at creation, every I/O "
+        "goes to the HDD; once it is there: hottierctl attach tiered")
+    assert any(line.split()[:2] == ["SSD", "map"] and
+               line.endswith("none: the device has no SSD") for line in lines)
+    rc, out = t.run("list")
+    assert out.splitlines()[1].split()[4:6] == ["sdb", "-"]
 
 
 def test_activate_refuses_a_negative_wait(disks, tmp_path, capsys):

@@ -96,11 +96,12 @@ def test_activate_creates_an_entry_over_logical_volumes(lvs, tmp_path,
                                                         capsys):
     hottiertab = tmp_path / "hottiertab"
     hottiertab.write_text("tiered vg0/hdd fast-vg/ssd-1 512K\n"
-                          "later vg0/hdd vg9/ssd 1M\n")
+                          "later vg9/hdd vg9/ssd 1M\n")
     rc, out = lvs.run("activate", "--tab", str(hottiertab))
     assert (rc, out) == (0, "tiered: created\n")
     assert capsys.readouterr().err == (
-        f"hottierctl: later: {lvs.dev}/vg9/ssd not present; skipped\n")
+        f"hottierctl: later: {lvs.dev}/vg9/hdd, {lvs.dev}/vg9/ssd not "
+        "present; skipped\n")
     assert lvs.load()["devices"]["tiered"]["table"] == (
         "0 2097152 hottier 253:0 253:1 1024 2 hdd_id dm-uuid-LVM-" +
         "a" * 32)

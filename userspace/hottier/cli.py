@@ -77,9 +77,38 @@ def cmd_create(system, args, out):
 
 
 def cmd_remove(system, args, out):
-    system.device(args.name)
-    system.dmsetup("remove", args.name)
+    create.remove(system, args.name)
     print(f"{args.name}: removed", file=out)
+
+
+def cmd_attach(system, args, out):
+    if args.ssd:
+        ssd = member_path(system, args.ssd)
+    else:
+        listed = [e for e in tab.load(args.tab, system.dev_root)
+                  if e.name == args.name]
+        if not listed:
+            raise HottierError(f"{args.tab} lists no {args.name}: give "
+                               "the SSD")
+        ssd = listed[0].ssd
+        if not os.path.exists(ssd):
+            raise HottierError(f"{ssd}, {args.name}'s SSD in {args.tab}, "
+                               "is not present yet")
+    create.attach(system, args.name, ssd)
+    stats = system.device(args.name).stats()
+    record = {"name": args.name, "ssd": ssd, "mode": stats["mode"],
+              "map": stats["map"], "replicas_restored": stats["map_loaded"],
+              "replicas_dropped": stats["map_dropped"],
+              "pinned": stats["pinned"]}
+    if stats["map"] == "off":
+        kept = "no map kept (no hdd_id): the SSD starts cold"
+    else:
+        kept = (f"{stats['map_loaded']} replicas restored, "
+                f"{stats['map_dropped']} dropped, {stats['pinned']} "
+                "extents pinned")
+    emit(out, record, args.json,
+         [f"{args.name}: {ssd} attached as its SSD, mode {stats['mode']}; "
+          f"{kept}"])
 
 
 def cmd_resize(system, args, out):
@@ -549,8 +578,9 @@ def parser():
                    help="draw iowatcher's graph of the three traces")
 
     p = add_command(subs, "activate", cmd_activate,
-                    "create the devices listed in hottiertab whose "
-                    "members exist", device=False)
+                    "create the devices listed in hottiertab whose HDD "
+                    "exists (one whose SSD is missing comes up without it, "
+                    "degraded, until attach)", device=False)
     add_tab_entries(p)
     p.add_argument("--wait", type=float, default=0, metavar="SECONDS",
                    help="wait up to SECONDS for missing members first (an "
@@ -574,6 +604,17 @@ def parser():
     p.add_argument("--tab", default=tab.DEFAULT_PATH, metavar="FILE",
                    help="checked for an entry that still names the old SSD "
                         f"(default {tab.DEFAULT_PATH})")
+
+    p = add_command(subs, "attach", cmd_attach,
+                    "reload a device created without its SSD (missing at "
+                    "boot) over the SSD, once it is there; its map is taken "
+                    "over, its replicas only if the HDD was not written "
+                    "meanwhile", json_output=True)
+    p.add_argument("ssd", metavar="DEV", nargs="?",
+                   help="the SSD: a path, by-id/NAME or VG/LV (default: "
+                        "the one hottiertab names)")
+    p.add_argument("--tab", default=tab.DEFAULT_PATH, metavar="FILE",
+                   help=f"the table of devices (default {tab.DEFAULT_PATH})")
 
     p = add_command(subs, "deactivate", cmd_deactivate,
                     "remove the devices listed in hottiertab that are "

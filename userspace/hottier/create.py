@@ -3,6 +3,7 @@ that leaves nothing behind if it fails."""
 
 import errno
 import hashlib
+import json
 import os
 import sys
 
@@ -145,15 +146,120 @@ def live_member(system, devnum):
     return Member(system, "/dev/" + system.block_name(devnum))
 
 
-def create(system, name, hdd, ssd, extent_sectors, keys, format_ssd=False):
+# A device that ran without its SSD: the HDD may have been written under
+# the replicas the SSD's map records. A note per device under
+# system.state_dir says so across boots, until the SSD is back.
+NO_SSD_SUFFIX = ".no-ssd"
+
+
+def no_ssd_path(system, name):
+    return os.path.join(system.state_dir, name + NO_SSD_SUFFIX)
+
+
+def no_ssd_note(system, name):
+    """The note that name ran without its SSD ({"boot_id", "ssd"}), or
+    None."""
+    try:
+        with open(no_ssd_path(system, name)) as f:
+            note = json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return {"boot_id": ""}          # unreadable: from no known boot
+    return note if isinstance(note, dict) else {"boot_id": ""}
+
+
+def write_no_ssd_note(system, name, ssd):
+    """Before the device comes up without its SSD: durable first, so that
+    a crash after the create cannot lose it. A note there already is
+    kept: the device has run without its SSD since that boot."""
+    path = no_ssd_path(system, name)
+    if no_ssd_note(system, name) is not None:
+        return
+    try:
+        os.makedirs(system.state_dir, exist_ok=True)
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump({"boot_id": system.boot_id(), "ssd": ssd}, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        fd = os.open(system.state_dir, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise HottierError(f"cannot write {path}: {e.strerror}: the "
+                           "device is not created without its SSD")
+
+
+def clear_no_ssd_note(system, name):
+    try:
+        os.unlink(no_ssd_path(system, name))
+    except FileNotFoundError:
+        pass
+
+
+def forget_no_ssd_boot(system, name):
+    """The device's table with no SSD goes (remove, deactivate): what it
+    wrote is forgotten with it, so the note no longer names this boot."""
+    note = no_ssd_note(system, name)
+    if note is None or not note.get("boot_id"):
+        return
+    note["boot_id"] = ""
+    path = no_ssd_path(system, name)
+    try:
+        with open(path + ".tmp", "w") as f:
+            json.dump(note, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(path + ".tmp", path)
+    except OSError as e:
+        raise HottierError(f"cannot write {path}: {e.strerror}")
+
+
+def stale_replicas(system, name, keys, live_without_ssd=False):
+    """Whether the SSD's replicas must be dropped (its pins kept) when
+    name gets its SSD back. A new table, over an SSD that a note says
+    waited: yes. A reload of the live table with no SSD (attach): no
+    only if that table is the one the note was written for, in this
+    boot, since the kernel drops them itself if that table wrote the HDD
+    (Documentation/hottier.rst, "An SSD missing at boot"); a table with
+    no note, made by hand, has an unknown past. Only a device that keeps
+    a map has replicas to drop."""
+    if "hdd_id" not in keys:
+        return False
+    note = no_ssd_note(system, name)
+    if not live_without_ssd:
+        return note is not None
+    return not (note and note.get("boot_id") and
+                note["boot_id"] == system.boot_id())
+
+
+def create(system, name, hdd, ssd, extent_sectors, keys, format_ssd=False,
+           missing_ssd=None):
     """Loads a hottier table over hdd and ssd as name, with the HDD's
-    identity (map_keys()); returns the table line. If dmsetup fails, the
-    device it may have left is removed."""
+    identity (map_keys()); returns the table line. With ssd None, the
+    table has no SSD ("-"): the device runs degraded on the HDD alone,
+    and a note says so until the SSD is attached (missing_ssd names it).
+    Over an SSD that waited for such a device, the SSD's replicas are
+    dropped and its pins kept. If dmsetup fails, the device it may have
+    left is removed."""
     if system.dm_kname(name) is not None:
         raise HottierError(f"a device named '{name}' already exists")
-    h, s = check_members(system, hdd, ssd)
+    if ssd is None:
+        h = Member(system, hdd)
+        check_free(system, h)
+    else:
+        h, s = check_members(system, hdd, ssd)
     keys, warning = map_keys(h, keys, format_ssd)
-    table = build_table(h.sectors(), h.devnum, s.devnum, extent_sectors,
+    if ssd is None:
+        write_no_ssd_note(system, name, missing_ssd)
+    elif not format_ssd and stale_replicas(system, name, keys):
+        keys["drop_replicas"] = "yes"
+    table = build_table(h.sectors(), h.devnum,
+                        "-" if ssd is None else s.devnum, extent_sectors,
                         keys)
     try:
         system.dmsetup("create", name, "--uuid", UUID_PREFIX + name,
@@ -162,31 +268,44 @@ def create(system, name, hdd, ssd, extent_sectors, keys, format_ssd=False):
         if system.dm_exists(name):
             system.dmsetup("remove", name)
         raise HottierError(f"create {name}: {e} (dmesg says why)")
+    if ssd is not None:
+        clear_no_ssd_note(system, name)
     if warning:
         print(warning, file=sys.stderr)
     return table
 
 
 def activate(system, entries, out=sys.stdout, err=sys.stderr):
-    """Creates each entry whose members exist and that is not active;
-    returns False if a create failed."""
+    """Creates each entry that is not active and whose HDD exists: over
+    its SSD, or without it if the SSD is missing (degraded, on the HDD
+    alone, until "hottierctl attach"); an entry whose HDD is missing is
+    skipped. Returns False if a create failed."""
     ok = True
     for entry in entries:
-        missing = [p for p in (entry.hdd, entry.ssd)
-                   if not os.path.exists(p)]
+        ssd = entry.ssd if os.path.exists(entry.ssd) else None
         if system.dm_exists(entry.name):
             print(f"{entry.name}: already active", file=out)
-        elif missing:
+            continue
+        if not os.path.exists(entry.hdd):
+            missing = [p for p in (entry.hdd, entry.ssd)
+                       if not os.path.exists(p)]
             print(f"hottierctl: {entry.name}: {', '.join(missing)} not "
                   "present; skipped", file=err)
-        else:
-            try:
-                create(system, entry.name, entry.hdd, entry.ssd,
-                       entry.extent_sectors, entry.keys)
-                print(f"{entry.name}: created", file=out)
-            except HottierError as e:
-                print(f"hottierctl: {e}", file=err)
-                ok = False
+            continue
+        try:
+            create(system, entry.name, entry.hdd, ssd, entry.extent_sectors,
+                   entry.keys, missing_ssd=entry.ssd)
+        except HottierError as e:
+            print(f"hottierctl: {e}", file=err)
+            ok = False
+            continue
+        if ssd is not None:
+            print(f"{entry.name}: created", file=out)
+            continue
+        print(f"{entry.name}: created without its SSD", file=out)
+        print(f"hottierctl: {entry.name}: {entry.ssd} not present: "
+              "degraded, every I/O on the HDD; once the SSD is back: "
+              f"hottierctl attach {entry.name}", file=err)
     return ok
 
 
@@ -203,13 +322,58 @@ def deactivate(system, entries, out=sys.stdout, err=sys.stderr):
             print(f"{entry.name}: not active", file=out)
             continue
         try:
-            system.device(entry.name)
-            system.dmsetup("remove", entry.name)
+            remove(system, entry.name)
             print(f"{entry.name}: removed", file=out)
         except HottierError as e:
             print(f"hottierctl: {entry.name}: {e}; left active", file=err)
             ok = False
     return ok
+
+
+def remove(system, name):
+    """Removes a hottier device; one with no SSD leaves its note saying
+    that its past is unknown (forget_no_ssd_boot())."""
+    t = system.device(name).table()
+    system.dmsetup("remove", name)
+    if t["ssd"] == "-":
+        forget_no_ssd_boot(system, name)
+
+
+def new_ssd(system, name, t, ssd):
+    """The SSD at path ssd, checked as the new SSD of device name, whose
+    live table is t: not its SSD already, not its HDD or on its disk,
+    free."""
+    new = Member(system, ssd)
+    if new.devnum == t["ssd"]:
+        raise HottierError(f"{ssd} is already {name}'s SSD")
+    try:
+        check_distinct(live_member(system, t["hdd"]), new)
+    except HottierError:
+        raise HottierError(f"{ssd} is {name}'s HDD or shares its disk")
+    check_free(system, new)
+    return new
+
+
+def attach(system, name, ssd):
+    """Reloads a device running with no SSD over the SSD at path ssd,
+    every other argument as it was. Its map is taken over if it belongs
+    to this HDD (hdd_id), with its replicas if the HDD was not written
+    meanwhile (stale_replicas(); the kernel checks too), else with its
+    pins only. Returns the table line."""
+    t = system.device(name).table()
+    if t["ssd"] != "-":
+        raise HottierError(f"{name} has its SSD "
+                           f"({system.block_name(t['ssd'])}): nothing to "
+                           "attach (replace-ssd swaps it for another)")
+    new = new_ssd(system, name, t, ssd)
+    keys = dict(t["keys"])
+    if stale_replicas(system, name, keys, live_without_ssd=True):
+        keys["drop_replicas"] = "yes"
+    line = build_table(t["length"], t["hdd"], new.devnum,
+                       t["extent_sectors"], keys)
+    swap_table(system, name, t, line, "attach", "running without an SSD")
+    clear_no_ssd_note(system, name)
+    return line
 
 
 def swap_table(system, name, t, line, what, kept):
@@ -270,14 +434,7 @@ def replace_ssd(system, name, ssd, format_ssd=False):
     I/O waits for the swap and sees no error. Returns the old SSD's
     "major:minor"."""
     t = system.device(name).table()
-    new = Member(system, ssd)
-    if new.devnum == t["ssd"]:
-        raise HottierError(f"{ssd} is already {name}'s SSD")
-    try:
-        check_distinct(live_member(system, t["hdd"]), new)
-    except HottierError:
-        raise HottierError(f"{ssd} is {name}'s HDD or shares its disk")
-    check_free(system, new)
+    new = new_ssd(system, name, t, ssd)
     keys = dict(t["keys"])
     if format_ssd:
         if "hdd_id" not in keys:

@@ -93,7 +93,7 @@ NUMBERS = (
 # The text fields as state sets: a gauge per known state, 1 for the
 # current one (and a sample for a state this version does not know).
 STATES = (
-    ("mode", "hottier_mode", ("rw", "degraded"),
+    ("mode", "hottier_mode", ("rw", "degraded", "no_ssd"),
      "The device's mode, 1 for the current one"),
     ("scrub", "hottier_scrub_state",
      ("idle", "running", "done", "busy", "error", "stopped"),
@@ -202,9 +202,9 @@ def add_device(families, device):
         families.add(name, kind, f"{help} (status field {field})", dev,
                      scale_by(stats[field], scale))
     families.add("hottier_degraded", GAUGE,
-                 "1 while the device is degraded, after SSD errors "
-                 "(status field mode)", dev,
-                 int(stats["mode"] == "degraded"))
+                 "1 while the device is degraded, after SSD errors or with "
+                 "no SSD (status field mode)", dev,
+                 int(stats["mode"] in ("degraded", "no_ssd")))
     for field, name, known, help in STATES:
         current = stats[field]
         for state in known + (() if current in known else (current,)):

@@ -90,7 +90,8 @@ def plan(device, read_ahead_kb=READ_AHEAD_KB):
     """(changes, notes): what tune-queues would change on device."""
     system = device.system
     table = device.table()
-    ssd = disks_under(system.devnum_path(table["ssd"]))
+    ssd = ([] if table["ssd"] == "-" else
+           disks_under(system.devnum_path(table["ssd"])))
     hdd = disks_under(system.devnum_path(table["hdd"]))
     shared = [d for d in ssd if d in hdd]
     notes = [f"{d} is under both the HDD and the SSD; its scheduler is "

@@ -52,6 +52,8 @@ def interval_line(before, after, seconds):
 
 def map_line(rec):
     """The on-SSD map's state and what the takeover found."""
+    if rec["mode"] == "no_ssd":
+        return "none: the device has no SSD"
     if rec["map"] == "off":
         return "off (no hdd_id: the SSD starts cold)"
     checked = (f" ({rec['map_checked']} compared with the HDD)"
@@ -64,6 +66,10 @@ def map_line(rec):
 def status_lines(rec, before=None, seconds=None):
     """The human status of one device, as status_record gives it."""
     state = rec["mode"] + (", suspended" if rec["suspended"] else "")
+    if rec["mode"] == "no_ssd":
+        state += (": the SSD was missing at creation, every I/O goes to "
+                  f"the HDD; once it is there: hottierctl attach "
+                  f"{rec['name']}")
     used, total = rec["slots_used"], rec["slots_total"]
     rows = [
         ("hit ratio", f"{percent(rec['hit_ratio'])} ({rec['read_hits']} "

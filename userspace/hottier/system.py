@@ -64,15 +64,17 @@ def command(cmd, env=os.environ):
 class System:
     """sysfs under sysfs_root, mounts and swaps from proc_root, device
     nodes named for VG/LV (tab.lv_path()) under dev_root; dmsetup and
-    modprobe are commands (lists, or strings split as a shell would).
-    from_env() takes them from HOTTIER_SYSFS_ROOT, HOTTIER_PROC_ROOT,
-    HOTTIER_DMSETUP and HOTTIER_MODPROBE."""
+    modprobe are commands (lists, or strings split as a shell would);
+    what hottierctl keeps across boots under state_dir. from_env() takes
+    them from HOTTIER_SYSFS_ROOT, HOTTIER_PROC_ROOT, HOTTIER_DMSETUP,
+    HOTTIER_MODPROBE and HOTTIER_STATE_DIR."""
 
     def __init__(self, sysfs_root="/sys", dmsetup="dmsetup",
                  proc_root="/proc", modprobe="modprobe", euid=None,
-                 dev_root="/dev"):
+                 dev_root="/dev", state_dir="/var/lib/hottier"):
         self.sysfs_root = sysfs_root
         self.dev_root = dev_root
+        self.state_dir = state_dir
         self.dmsetup_cmd = command(dmsetup)
         self.proc_root = proc_root
         self.modprobe_cmd = command(modprobe)
@@ -83,7 +85,9 @@ class System:
         return cls(sysfs_root=env.get("HOTTIER_SYSFS_ROOT", "/sys"),
                    dmsetup=env.get("HOTTIER_DMSETUP", "dmsetup"),
                    proc_root=env.get("HOTTIER_PROC_ROOT", "/proc"),
-                   modprobe=env.get("HOTTIER_MODPROBE", "modprobe"))
+                   modprobe=env.get("HOTTIER_MODPROBE", "modprobe"),
+                   state_dir=env.get("HOTTIER_STATE_DIR",
+                                     "/var/lib/hottier"))
 
     def sys(self, *parts):
         return os.path.join(self.sysfs_root, *parts)
@@ -170,8 +174,17 @@ class System:
         """The sysfs directory of a block device given as "major:minor"."""
         return os.path.realpath(self.sys("dev", "block", devnum))
 
+    def boot_id(self):
+        """This boot's random id (proc's boot_id), or "" if unreadable."""
+        try:
+            return read_text(os.path.join(self.proc_root, "sys", "kernel",
+                                          "random", "boot_id"))
+        except OSError:
+            return ""
+
     def block_name(self, devnum):
-        """The kernel name (sda, nvme0n1p2) of "major:minor"."""
+        """The kernel name (sda, nvme0n1p2) of "major:minor"; "-" (a table
+        with no SSD) and a number with no device come back as given."""
         path = self.devnum_path(devnum)
         return os.path.basename(path) if os.path.isdir(path) else devnum
 

@@ -638,6 +638,9 @@ def trace(system, device, seconds, outdir=None, svg=None, tools=None,
           err=None):
     """Traces device and its members for seconds; returns the record
     trace_lines() prints."""
+    if device.table()["ssd"] == "-":
+        raise HottierError(f"{device.name} has no SSD: trace it once "
+                           "attached (hottierctl attach)")
     tools = tools or Tools.from_env()
     err = err or sys.stderr
     tools.require(tools.blktrace, "blktrace")
