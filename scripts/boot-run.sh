@@ -5,6 +5,7 @@
 #   scripts/boot-run.sh --overlay QCOW2 --results DIR [--kver VER]
 #                       [--initrd FILE] [--timeout SECS] [--memory SIZE]
 #                       [--append ARGS] [--no-reboot] [--disk NAME=FILE]...
+#                       [--hotplug NAME=FILE]...
 #
 # The overlay (qemu-img create -f qcow2 -b root.img -F raw) is the root disk,
 # /dev/vda; it is written, its backing image never. Each --disk attaches
@@ -12,7 +13,10 @@
 # (/dev/disk/by-id/virtio-NAME in the guest); the files persist across the
 # guest's reboots and across runs of this script. The Debian kernel of VER
 # boots it, with --initrd (boot-image.sh's small one) or Debian's initrd
-# of VER (it has virtio_blk and ext4: both are modules).
+# of VER (it has virtio_blk and ext4: both are modules). A --hotplug disk
+# is not there at boot: its drive is defined, a PCIe root port (hp-NAME)
+# waits for it, and scripts/qmp.py DIR/qmp.sock plug NAME attaches it
+# as --disk would have (QEMU's QMP socket is DIR/qmp.sock).
 #
 # The first serial port (ttyS0, the console: kernel and systemd) goes to
 # DIR/console.log, the second (ttyS1, for the test's own lines) to
@@ -32,7 +36,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 kver=${KVER:-}
 overlay= results= timeout=600 memory=2G append= initrd= noreboot=()
-disks=()
+disks=() qmp=() ports=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--overlay) overlay=$2; shift 2 ;;
@@ -43,15 +47,20 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift 2 ;;
 	--memory) memory=$2; shift 2 ;;
 	--append) append=$2; shift 2 ;;
-	--disk)
+	--disk | --hotplug)
 		dname=${2%%=*}
 		dfile=${2#*=}
 		[[ "$dname" =~ ^[A-Za-z0-9_-]{1,20}$ ]] && [ -f "$dfile" ] || {
 			echo "boot-run: --disk wants NAME=FILE (NAME: up to 20 of [A-Za-z0-9_-]), got '$2'" >&2
 			exit 2
 		}
-		disks+=(-drive "if=none,id=hd-$dname,format=raw,file=$(realpath "$dfile")"
-			-device "virtio-blk-pci,drive=hd-$dname,serial=$dname")
+		disks+=(-drive "if=none,id=hd-$dname,format=raw,file=$(realpath "$dfile")")
+		if [ "$1" = --hotplug ]; then
+			ports=$((ports + 1))
+			disks+=(-device "pcie-root-port,id=hp-$dname,chassis=$ports,slot=$ports")
+		else
+			disks+=(-device "virtio-blk-pci,drive=hd-$dname,serial=$dname")
+		fi
 		shift 2 ;;
 	*) echo "boot-run: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -70,7 +79,8 @@ case "$results$overlay" in
 *,*) echo "boot-run: paths may not contain a comma (QEMU options)" >&2; exit 2 ;;
 esac
 rm -f "$results/console.log" "$results/channel.log" "$results/kernel-reports.log" \
-	"$results/qemu.pid"
+	"$results/qemu.pid" "$results/qmp.sock"
+[ "$ports" = 0 ] || qmp=(-qmp "unix:$results/qmp.sock,server=on,wait=off")
 
 # TCG is slow: RCU-stall and hung-task reports for real hangs only (as
 # vm-run.sh). rw root: no fsck of the root overlay at each boot.
@@ -88,7 +98,7 @@ timeout -k 20 "$timeout" qemu-system-x86_64 \
 	-chardev "file,id=chan0,path=$results/channel.log" -serial chardev:chan0 \
 	-drive "if=none,id=hd-root,format=qcow2,file=$(realpath "$overlay")" \
 	-device virtio-blk-pci,drive=hd-root,serial=root \
-	"${disks[@]}" \
+	"${disks[@]}" "${qmp[@]}" \
 	-device virtio-rng-pci -net none \
 	</dev/null &
 # In the background and waited for: a SIGKILL of QEMU (a crash on purpose)

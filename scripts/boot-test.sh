@@ -7,7 +7,7 @@
 #
 #   scripts/boot-test.sh [--kver VER] [--module KO] [--results DIR]
 #
-# Four boots, each its own QEMU (boot-run.sh --no-reboot: the guest's
+# Five boots, each its own QEMU (boot-run.sh --no-reboot: the guest's
 # "systemctl reboot" shuts it down for real, then QEMU exits at the reset
 # and the next boot starts), on one qcow2 overlay of the cached image and
 # one pair of disks (HDD 256 MiB with serial bthdd, its ext4 made here:
@@ -19,6 +19,10 @@
 #   first    checks a, systemctl reboot
 #   second   checks b, reads: SIGKILL of QEMU
 #   crash    checks c, power-off
+#   missing  the SSD's disk absent at boot: checks d (the device came up
+#            without it, degraded, mounted from the HDD); on
+#            READY-TO-ATTACH the host plugs the disk in (scripts/qmp.py)
+#            and the guest runs hottierctl attach; power-off
 # Prints each check, the time of each boot, the figures (warm restore
 # after over before), and last "boot-6.1: N passed, M failed".
 set -uo pipefail
@@ -100,9 +104,11 @@ truncate -s 32M "$res/boottest.img"
 mkfs.ext4 -q -F -L boottest -d "$stage" "$res/boottest.img" ||
 	fail_all "mkfs.ext4 of the boottest disk failed"
 
-disks=(--disk "bthdd=$res/hdd.img" --disk "btssd=$res/ssd.img"
-	--disk "btmd1=$res/md1.img" --disk "btmd2=$res/md2.img"
+others=(--disk "btmd1=$res/md1.img" --disk "btmd2=$res/md2.img"
 	--disk "btssd2=$res/ssd2.img" --disk "boottest=$res/boottest.img")
+disks=(--disk "bthdd=$res/hdd.img" --disk "btssd=$res/ssd.img" "${others[@]}")
+# The missing boot: the SSD's disk is plugged in later.
+late=(--disk "bthdd=$res/hdd.img" --hotplug "btssd=$res/ssd.img" "${others[@]}")
 
 # One QEMU: boot-run.sh in the background; the channel's STAGE lines timed
 # as they come; on READY-TO-KILL, SIGKILL after 2 s of reads.
@@ -110,10 +116,12 @@ disks=(--disk "bthdd=$res/hdd.img" --disk "btssd=$res/ssd.img"
 declare -A seen_at
 qemu_run() {
 	local name=$1 dir=$res/$1 start pid line st
+	local -a with=("${disks[@]}")
+	[ "$name" = missing ] && with=("${late[@]}")
 	mkdir -p "$dir"
 	start=$SECONDS
 	scripts/boot-run.sh --kver "$kver" --overlay "$res/root.qcow2" "${initrd[@]}" \
-		--results "$dir" --timeout 600 --no-reboot "${disks[@]}" \
+		--results "$dir" --timeout 600 --no-reboot "${with[@]}" \
 		> "$dir/boot-run.out" 2>&1 &
 	pid=$!
 	while kill -0 "$pid" 2>/dev/null; do
@@ -126,6 +134,15 @@ qemu_run() {
 					if [ -z "${seen_at[${name}_${st/ /_}]:-}" ]; then
 						seen_at[${name}_${st/ /_}]=$((SECONDS - start))
 						echo "boot-test: $name +$((SECONDS - start))s: $line"
+					fi ;;
+				READY-TO-ATTACH)
+					if [ -z "${seen_at[${name}_attach]:-}" ]; then
+						seen_at[${name}_attach]=$((SECONDS - start))
+						if scripts/qmp.py "$dir/qmp.sock" plug btssd; then
+							echo "boot-test: $name +$((SECONDS - start))s: the SSD's disk plugged in"
+						else
+							echo "boot-test: $name: plugging the SSD's disk in failed"
+						fi
 					fi ;;
 				READY-TO-KILL)
 					if [ -z "${seen_at[${name}_kill]:-}" ]; then
@@ -152,7 +169,7 @@ count() {
 }
 
 t1=$SECONDS
-boots=(install first second crash)
+boots=(install first second crash missing)
 for b in "${boots[@]}"; do
 	qemu_run "$b"
 	if [ "$b" = second ]; then
@@ -196,7 +213,7 @@ python3 - "$res" <<'EOF'
 import re, sys
 res = sys.argv[1]
 figs = {}
-for q in ("install", "first", "second", "crash"):
+for q in ("install", "first", "second", "crash", "missing"):
     try:
         for line in open(f"{res}/{q}/channel.log.txt"):
             if line.startswith("FIG "):
@@ -214,6 +231,11 @@ if hb is not None and ha is not None:
     print(f"boot-test: hit ratio of a pass over the files: {hb} before the "
           f"reboot, {ha} after (after over before "
           f"x{float(ha) / max(1e-9, float(hb)):.3f})")
+if "missing_dropped" in figs:
+    print(f"boot-test: attached after a boot without the SSD: "
+          f"{figs['missing_restored']} replicas restored, "
+          f"{figs['missing_dropped']} dropped, "
+          f"{figs.get('missing_pinned')} pinned")
 if "crash_restored" in figs:
     print(f"boot-test: after the kill: {figs['crash_restored']} replicas restored "
           f"(of {figs.get('kill_slots_used')} resident at the kill), "

@@ -21,7 +21,15 @@ disk's directory as its argument. The stage is kept on the root overlay,
            kills QEMU
   crash    after the kill: the device came up, the takeover after a crash
            is in the kernel log, the fstab fsck passed, e2fsck -fn of the
-           unmounted device is clean, every file is intact; power off
+           unmounted device is clean, every file is intact; hottier.service
+           waits 5 s for members from now on (a drop-in); power off
+  missing  booted without the SSD's disk: the device came up without it
+           (mode no_ssd, the log line, hottierctl status says why), the
+           filesystem mounted from it, every file intact; write a file
+           (fsync), say READY-TO-ATTACH: the host plugs the disk in, and
+           hottierctl attach gives it back: the map's pins kept, its
+           replicas dropped (the HDD was written), the pins copied again,
+           every file intact, a clean scrub; power off
 
 The stack (config "stack"), checked at each boot after install: a second
 device whose HDD is an md RAID1 (named in the tab by its md-uuid link)
@@ -514,6 +522,85 @@ def stage_crash(cfg, disk):
     check("scrub-clean", st["scrub"] == "done" and st["scrub_mismatches"] == 0,
           f"scrub {st['scrub']}, {st['scrub_mismatches']} mismatches of "
           f"{st['scrub_checked']}")
+    state["crash_pinned"] = st["pinned"]
+    write_state(state)
+    # The next boot is without the SSD: the unit's 60 s wait for a late
+    # member would only lengthen it.
+    os.makedirs("/etc/systemd/system/hottier.service.d", exist_ok=True)
+    with open("/etc/systemd/system/hottier.service.d/wait.conf", "w") as f:
+        f.write("[Service]\nExecStart=\nExecStart=/usr/local/sbin/hottierctl "
+                "activate --wait 5\n")
+    dump_logs(cfg)
+    return "missing", "poweroff"
+
+
+def scrub_done(name):
+    run("dmsetup", "message", name, "0", "scrub")
+    for _ in range(60):
+        st = status(name)
+        if st["scrub"] != "running":
+            return st
+        time.sleep(1)
+    return st
+
+
+def stage_missing(cfg, disk):
+    name = cfg["name"]
+    mnt = cfg["mountpoint"]
+    state = read_state()
+    ssd = f"/dev/disk/by-id/virtio-{cfg['ssd_serial']}"
+    boot_time()
+    check("ssd-absent", not os.path.exists(ssd), ssd)
+    device_common(cfg)
+    if "stack" in cfg:
+        check_stack(cfg, state)
+    st = status(name)
+    p = run("/usr/local/sbin/hottierctl", "status", name)
+    kmsg = run("dmesg").stdout
+    check("up-without-the-ssd",
+          st["mode"] == "no_ssd" and "no SSD: degraded" in kmsg
+          and f"hottierctl attach {name}" in p.stdout,
+          f"mode {st['mode']}; kernel log: " + "; ".join(
+              line.split("] ", 1)[-1] for line in kmsg.splitlines()
+              if "no SSD" in line))
+    files = {"pinned.dat": state["pinned"], "data.dat": state["data"],
+             "crash.dat": state["crash"]}
+    bad = [f for f, h in files.items() if sha256(f"{mnt}/{f}") != h]
+    check("data-intact-without-the-ssd", not bad, ",".join(bad))
+    files["missing.dat"] = write_file(f"{mnt}/missing.dat", 2)
+    run("sync")
+    say("READY-TO-ATTACH")
+    deadline = time.monotonic() + 60
+    while not os.path.exists(ssd) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    check("ssd-plugged-in", os.path.exists(ssd), ssd)
+    p = run("/usr/local/sbin/hottierctl", "attach", name)
+    dump("INFO attach| ", p.stdout)
+    st = settle(name)
+    kmsg = run("dmesg").stdout
+    check("attached", p.returncode == 0 and st["mode"] == "rw"
+          and st["map"] == "open",
+          f"exit {p.returncode}; mode {st['mode']}, map {st['map']}")
+    say(f"FIG missing_restored={st['map_loaded']}")
+    say(f"FIG missing_dropped={st['map_dropped']}")
+    say(f"FIG missing_pinned={st['pinned']}")
+    check("replicas-dropped-pins-kept",
+          "the HDD was written while the SSD was missing" in kmsg
+          and st["map_loaded"] == 0 and st["map_dropped"] > 0
+          and st["pinned"] == state["crash_pinned"]
+          and st["slots_used"] >= st["pinned"] > 0,
+          f"map_loaded={st['map_loaded']} map_dropped={st['map_dropped']} "
+          f"pinned={st['pinned']} of {state['crash_pinned']} "
+          f"slots_used={st['slots_used']}")
+    run("sh", "-c", "echo 3 > /proc/sys/vm/drop_caches")
+    bad = [f for f, h in files.items() if sha256(f"{mnt}/{f}") != h]
+    check("data-intact-after-attach", not bad, ",".join(bad) or
+          ", ".join(files))
+    st = scrub_done(name)
+    check("scrub-clean-after-attach",
+          st["scrub"] == "done" and st["scrub_mismatches"] == 0,
+          f"scrub {st['scrub']}, {st['scrub_mismatches']} mismatches of "
+          f"{st['scrub_checked']}")
     dump_logs(cfg)
     return "done", "poweroff"
 
@@ -540,7 +627,8 @@ def main():
         dump("INFO failed units| ", run("systemctl", "--failed",
                                          "--no-legend").stdout)
     stages = {"install": stage_install, "first": stage_first,
-              "second": stage_second, "crash": stage_crash}
+              "second": stage_second, "crash": stage_crash,
+              "missing": stage_missing}
     if stage not in stages:
         say(f"STAGE {stage} nothing to do")
         run("systemctl", "poweroff")
