@@ -176,22 +176,19 @@ static bool is_empty_flush(struct bio *bio)
 }
 
 /*
- * An empty flush goes to both members. Degraded, the SSD's half ends at
- * once: the SSD's replicas are not used until ssd_reset drops them, and
- * the on-SSD map flushes its own writes, so a dying SSD's timeouts must
- * not stall the caller's fsync.
+ * An empty flush goes to the HDD alone. The SSD holds only clean replicas,
+ * and the on-SSD map flushes its own writes: a commit writes its records
+ * with PREFLUSH, and a replica written through since its record was
+ * written is an intent, compared with the HDD after a crash. So nothing a
+ * caller's fsync promises needs the SSD's cache, and a slow or dying SSD
+ * never stalls one. While a commit of the map is due, the flush is held
+ * for it: the commit's HDD flush ends it (hottier_persist_ride()).
  */
 static int map_flush(struct hottier *ht, struct bio *bio)
 {
-	if (dm_bio_get_target_bio_nr(bio) == HOTTIER_FLUSH_SSD) {
-		if (is_degraded(ht)) {
-			bio_endio(bio);
-			return DM_MAPIO_SUBMITTED;
-		}
-		bio_set_dev(bio, ht->ssd->bdev);
-		return DM_MAPIO_REMAPPED;
-	}
 	stat_add(ht, HOTTIER_STAT_FLUSHES, 1);
+	if (hottier_persist_ride(ht, bio))
+		return DM_MAPIO_SUBMITTED;
 	bio_set_dev(bio, ht->hdd->bdev);
 	return DM_MAPIO_REMAPPED;
 }
@@ -759,14 +756,8 @@ int hottier_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 	struct hottier_io *io;
 
 	io = dm_per_bio_data(bio, sizeof(*io));
-	if (io->flush) {
-		/* The SSD holds only clean replicas: its flush failing loses nothing. */
-		if (*error && dm_bio_get_target_bio_nr(bio) == HOTTIER_FLUSH_SSD) {
-			stat_add(ht, HOTTIER_STAT_SSD_FLUSH_ERRORS, 1);
-			*error = BLK_STS_OK;
-		}
+	if (io->flush)
 		return DM_ENDIO_DONE;
-	}
 
 	if (io->dev >= 0) {
 		if (end_read(ht, bio, io, *error))

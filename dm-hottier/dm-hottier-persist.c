@@ -16,7 +16,8 @@
  *    last commit, or not written since the one before, is recorded in
  *    memory, then the HDD is flushed and its record written with
  *    PREFLUSH (its copy) and FUA. md's write-intent bitmap, cleared
- *    lazily, is the pattern.
+ *    lazily, is the pattern. A commit rides the caller's flush when the
+ *    caller flushes: it holds the next one and its HDD flush ends it.
  *  - Anything that would change what a recorded replica (HOTTIER_MR_REC)
  *    means waits for its invalidation to be on the SSD (FUA): the first
  *    write-through to it, a write-around, discard or write zeroes that
@@ -1118,25 +1119,113 @@ out:
 }
 
 /*
+ * A caller's empty flush, while a commit is due: held, and ended by the
+ * commit's HDD flush, issued after it arrived (dm-cache and dm-thin hold
+ * flushes for their commits too). So a caller that flushes pays for the
+ * commit's HDD flush, which no longer comes on top of its own.
+ */
+bool hottier_persist_ride(struct hottier *ht, struct bio *bio)
+{
+	bool held;
+
+	if (!persistent(ht) || !READ_ONCE(ht->records_live))
+		return false;
+	spin_lock(&ht->ride_lock);
+	ht->flushes_seen = true;
+	held = ht->commit_due;
+	if (held)
+		bio_list_add(&ht->ride_bios, bio);
+	spin_unlock(&ht->ride_lock);
+	if (held)
+		mod_delayed_work(ht->wq, &ht->commit_work, 0);
+	return held;
+}
+
+/* The flushes held so far, to end after an HDD flush issued from now. */
+static void take_rides(struct hottier *ht, struct bio_list *rides)
+{
+	spin_lock(&ht->ride_lock);
+	bio_list_merge(rides, &ht->ride_bios);
+	bio_list_init(&ht->ride_bios);
+	ht->commit_due = false;
+	spin_unlock(&ht->ride_lock);
+}
+
+static void end_rides(struct bio_list *rides, int r)
+{
+	struct bio *bio;
+
+	while ((bio = bio_list_pop(rides))) {
+		bio->bi_status = errno_to_blk_status(r);
+		bio_endio(bio);
+	}
+}
+
+/* A commit that cannot take the flushes held ends them with one of its own. */
+static void flush_rides(struct hottier *ht)
+{
+	struct bio_list rides = BIO_EMPTY_LIST;
+
+	take_rides(ht, &rides);
+	if (!bio_list_empty(&rides))
+		end_rides(&rides, blkdev_issue_flush(ht->hdd->bdev));
+}
+
+/*
+ * The commit is due. If the caller flushed since the last one, it waits
+ * up to another HOTTIER_COMMIT_MS for a flush to ride, so a caller that
+ * flushes every few seconds (a journal's commit) adds no HDD flush of its
+ * own; then it flushes the HDD itself.
+ */
+static bool wait_for_ride(struct hottier *ht)
+{
+	bool wait;
+
+	spin_lock(&ht->ride_lock);
+	wait = !ht->commit_due && ht->flushes_seen;
+	ht->commit_due = wait;
+	ht->flushes_seen = false;
+	spin_unlock(&ht->ride_lock);
+	if (wait)
+		queue_delayed_work(ht->wq, &ht->commit_work,
+				   msecs_to_jiffies(HOTTIER_COMMIT_MS));
+	return wait;
+}
+
+/*
  * The commit, under rec_lock: the replicas that wait (HOTTIER_MR_PEND:
  * copied, or not written since the last commit) are recorded in memory
  * first, so a write that reaches one from then on waits for its
  * invalidation, which waits for this commit; then the HDD is flushed
- * (what they copied, and every write that completed before, is durable)
- * and their record sectors are written with PREFLUSH (the copies) and
- * FUA. Replicas written since the last commit wait for the next.
+ * (what they copied, and every write that completed before, is durable),
+ * which ends the caller's flushes it rode, and their record sectors are
+ * written with PREFLUSH (the copies) and FUA. Replicas written since the
+ * last commit wait for the next.
+ *
+ * A held flush never waits for the SSD: if an invalidation or an eviction
+ * holds rec_lock (its records on the way to the SSD), the flushes held
+ * are ended by an HDD flush of their own first.
  */
 static void do_commit(struct work_struct *ws)
 {
 	struct hottier *ht = container_of(to_delayed_work(ws), struct hottier,
 					  commit_work);
+	struct bio_list rides = BIO_EMPTY_LIST;
 	u32 sec, n, slot, end;
 	bool flush = true, hdd_failed;
 	int r = 0;
 
-	if (!READ_ONCE(ht->running) || !READ_ONCE(ht->records_live))
+	if (!READ_ONCE(ht->running) || !READ_ONCE(ht->records_live) ||
+	    bitmap_empty(ht->rec_dirty, ht->nr_rec_units)) {
+		flush_rides(ht);
 		return;
-	mutex_lock(&ht->rec_lock);
+	}
+	if (wait_for_ride(ht))
+		return;
+	if (!mutex_trylock(&ht->rec_lock)) {
+		flush_rides(ht);
+		mutex_lock(&ht->rec_lock);
+	}
 	if (!ht->records_live)
 		goto out;
 	for (sec = find_first_bit(ht->rec_dirty, ht->nr_rec_units);
@@ -1150,10 +1239,15 @@ static void do_commit(struct work_struct *ws)
 				__set_bit(sec, ht->rec_write);
 		cond_resched();
 	}
-	if (bitmap_empty(ht->rec_write, ht->nr_rec_units))
+	take_rides(ht, &rides);
+	if (bitmap_empty(ht->rec_write, ht->nr_rec_units) &&
+	    bio_list_empty(&rides))
 		goto out;
 	r = blkdev_issue_flush(ht->hdd->bdev);
 	hdd_failed = r != 0;
+	end_rides(&rides, r);
+	if (bitmap_empty(ht->rec_write, ht->nr_rec_units))
+		goto out;
 	for (sec = find_first_bit(ht->rec_write, ht->nr_rec_units);
 	     !r && sec < ht->nr_rec_units;
 	     sec = find_next_bit(ht->rec_write, ht->nr_rec_units, sec + n)) {
@@ -1179,6 +1273,7 @@ out:
 	if (!bitmap_empty(ht->rec_dirty, ht->nr_rec_units))
 		hottier_rec_kick_commit(ht);
 	mutex_unlock(&ht->rec_lock);
+	flush_rides(ht);
 }
 
 void hottier_persist_init(struct hottier *ht)
@@ -1190,6 +1285,8 @@ void hottier_persist_init(struct hottier *ht)
 	bio_list_init(&ht->inval_bios);
 	INIT_WORK(&ht->inval_work, do_invalidate);
 	INIT_DELAYED_WORK(&ht->commit_work, do_commit);
+	spin_lock_init(&ht->ride_lock);
+	bio_list_init(&ht->ride_bios);
 }
 
 static const char * const map_state_names[HOTTIER_NR_MAP_STATES] = {

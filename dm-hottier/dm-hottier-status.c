@@ -74,9 +74,15 @@ static u64 lat_us(struct hottier *ht, enum hottier_route_dev dev)
 static u64 field_value(struct hottier *ht, enum hottier_field f)
 {
 	switch (f) {
-	case HOTTIER_F_READS ... HOTTIER_F_SSD_FLUSH_ERRORS:
+	case HOTTIER_F_READS ... HOTTIER_F_FLUSHES:
 		return hottier_stat_read(ht, HOTTIER_STAT_READS +
 					 (f - HOTTIER_F_READS));
+	case HOTTIER_F_SSD_FLUSH_ERRORS:
+		/*
+		 * Flushes no longer go to the SSD (map_flush()): 0, kept so
+		 * the fields after it keep their places.
+		 */
+		return 0;
 	case HOTTIER_F_SLOTS_USED:
 		return atomic_read(&ht->map.resident);
 	case HOTTIER_F_SLOTS_TOTAL:

@@ -222,7 +222,8 @@ static void init_target(struct hottier *ht)
 {
 	struct dm_target *ti = ht->ti;
 
-	ti->num_flush_bios = HOTTIER_NR_FLUSH_BIOS;
+	/* The HDD alone: see map_flush(). */
+	ti->num_flush_bios = 1;
 	ti->flush_supported = true;
 	if (ht->args.discard == HOTTIER_DISCARD_PASSDOWN) {
 		ti->num_discard_bios = 1;

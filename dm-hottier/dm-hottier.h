@@ -48,13 +48,6 @@
 
 #define DM_MSG_PREFIX "hottier"
 
-/* Bio numbers of an empty flush: dm core clones it num_flush_bios times. */
-enum hottier_flush_nr {
-	HOTTIER_FLUSH_HDD,
-	HOTTIER_FLUSH_SSD,
-	HOTTIER_NR_FLUSH_BIOS,
-};
-
 /* Status INFO counters, in the order they are printed. */
 enum hottier_stat {
 	HOTTIER_STAT_READS,
@@ -63,7 +56,6 @@ enum hottier_stat {
 	HOTTIER_STAT_WRITE_SECTORS,
 	HOTTIER_STAT_DISCARDS,
 	HOTTIER_STAT_FLUSHES,
-	HOTTIER_STAT_SSD_FLUSH_ERRORS,
 	/* printed after the slot usage: */
 	HOTTIER_STAT_READ_HITS,
 	HOTTIER_STAT_READ_MISSES,
@@ -384,6 +376,11 @@ struct hottier {
 			    blk_status_t status);
 	struct work_struct inval_work;
 	struct delayed_work commit_work;
+	/* protects ride_bios, commit_due, flushes_seen */
+	spinlock_t ride_lock;
+	struct bio_list ride_bios;	/* caller's flushes a commit ends */
+	bool commit_due;		/* ... and it waits for one */
+	bool flushes_seen;		/* a caller's flush since the last */
 
 	struct hottier_stats __percpu *stats;
 	char error[96];			/* a constructor error with numbers */
@@ -530,6 +527,7 @@ int hottier_persist_sync(struct hottier *ht);
 bool hottier_persist_evicted(struct hottier *ht, struct hottier_work *w);
 void hottier_persist_started(struct hottier *ht);
 void hottier_persist_stop(struct hottier *ht);
+bool hottier_persist_ride(struct hottier *ht, struct bio *bio);
 void hottier_persist_retire(struct hottier *ht);
 int hottier_persist_state(struct hottier *ht);
 const char *hottier_map_state_name(int state);

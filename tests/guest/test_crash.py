@@ -176,8 +176,8 @@ class Load:
                     writes += 1
                     if self.fsync_every and \
                             writes % self.fsync_every == 0:
-                        # Flushes reach both members: what they cover
-                        # survives a power cut.
+                        # A flush reaches the HDD, which keeps every
+                        # byte: what it covers survives a power cut.
                         done = m.done[tid::THREADS]
                         os.fsync(d.fd)
                         m.durable[tid::THREADS] = done

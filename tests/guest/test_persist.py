@@ -226,6 +226,103 @@ def test_a_crash_after_writes_keeps_no_stale_replica(hottier_module):
             assert scrub(d)["scrub_mismatches"] == 0
 
 
+def disk_flushes(path):
+    """Flushes the disk at path completed (/sys/block/*/stat, field 16)."""
+    with open(f"/sys/block/{devices.kname(path)}/stat") as f:
+        return int(f.read().split()[15])
+
+
+def fsync_writes(path, offsets, gap_s=0.0):
+    """A 4 KiB write at each offset (O_DIRECT: an fsync then waits for no
+    other writer's page), each followed by an fsync; the seconds each
+    fsync took."""
+    took = []
+    with directio.Direct(path, write=True) as f:
+        for off in offsets:
+            f.write(off, os.urandom(4096))
+            start = time.monotonic()
+            os.fsync(f.fd)
+            took.append(time.monotonic() - start)
+            time.sleep(gap_s)
+    return took
+
+
+@pytest.mark.race
+def test_commits_ride_the_callers_flushes(hottier_module):
+    """A writer that fsyncs every 0.1 s, through recorded replicas, for
+    about 6 s: each write makes a record an intent, and the commits that
+    record them again ride the writer's flushes, so the HDD sees no more
+    flushes than the writer sent, give or take the commit of a write that
+    lands between two of them (each commit on its own added one: about
+    6). Then the SSD fails, and the next activation finds every replica
+    and no stale block."""
+    with devices.fast(unique("hdd"), 64, cache_mb=4) as h, \
+            devices.fast(unique("ssd"), 16, cache_mb=4) as s, \
+            ssd_wrapper(s) as w:
+        line = table(h.path, w.path)
+        with devices.DmDevice(unique("ht"), line) as d:
+            name = d.name
+            d.message("pin", "0", str(PINNED_MB * 2048))
+            settled(d, PINNED_MB * 16)
+            before = recorded(d)
+            hdd_before = disk_flushes(h.path)
+            fsync_writes(d.path, [(i % 64) * EXTENT * 512 + 4096 * (i % 16)
+                                  for i in range(60)], gap_s=0.1)
+            c = info(d)
+            sent = c["flushes"] - before["flushes"]
+            extra = disk_flushes(h.path) - hdd_before - sent
+            assert sent >= 60, c
+            assert extra <= 2, (extra, sent)
+            assert c["map_writes"] > before["map_writes"], c
+            crash(w, s)
+        heal(w, s)
+        expect = digest(h.path, PINNED_MB)
+        with devices.DmDevice(name, line) as d:
+            c = info(d)
+            assert (c["map_loaded"], c["map_dropped"]) == \
+                (PINNED_MB * 16, 0), c
+            assert digest(d.path, PINNED_MB) == expect
+            assert scrub(d)["scrub_mismatches"] == 0
+
+
+FSYNC_BUDGET_S = 0.5    # Documentation/hottier.rst, "Flushes"
+
+
+@pytest.mark.kernel
+def test_an_fsync_never_waits_for_a_slow_ssd(hottier_module):
+    """The SSD answers every request after 5 s (dm-delay): an fsync of a
+    write beside the replicas takes at most FSYNC_BUDGET_S more than one
+    on the HDD alone, while a write to a recorded replica (its record
+    made an intent on the slow SSD) and the commits wait for the SSD."""
+    with devices.fast(unique("hdd"), 64, cache_mb=4) as h, \
+            devices.fast(unique("ssd"), 16, cache_mb=4) as s, \
+            devices.DmDevice(unique("sd"), devices.delay_table(s.path, 0)) \
+            as slow:
+        with devices.DmDevice(unique("ht"), table(h.path, slow.path)) as d:
+            d.message("pin", "0", str(PINNED_MB * 2048))
+            settled(d, PINNED_MB * 16)
+            recorded(d)
+            # Not waiting for udev: its probe of the slowed device reads
+            # for minutes at 5 s a read (it ends at the reload below).
+            devices.run("dmsetup", "reload", slow.name, "--table",
+                        devices.delay_table(s.path, 5000))
+            devices.run("dmsetup", "resume", "--noudevsync", slow.name)
+            try:
+                replica = threading.Thread(
+                    target=fsync_writes, args=(d.path, [0]))
+                replica.start()
+                time.sleep(0.5)
+                beside = [(PINNED_MB << 20) + i * 65536 for i in range(8)]
+                hdd = fsync_writes(h.path, [(32 << 20) + o for o in beside])
+                dev = fsync_writes(d.path, beside, gap_s=0.2)
+                replica.join()
+            finally:
+                # The clean stop writes the map: not at 5 s a write.
+                slow.reload(devices.delay_table(s.path, 0))
+            assert max(dev) <= max(hdd) + FSYNC_BUDGET_S, (dev, hdd)
+            assert info(d)["mode"] == "rw"
+
+
 BLKDISCARD = 0x1277
 
 

@@ -32,7 +32,7 @@ NUMBERS = (
     ("flushes", "hottier_flushes_total", COUNTER, 1,
      "Flushes without data sent to the HDD"),
     ("ssd_flush_errors", "hottier_ssd_flush_errors_total", COUNTER, 1,
-     "Flushes the SSD failed (never reported to the caller)"),
+     "Always 0: flushes go to the HDD alone (kept for the status' order)"),
     ("slots_used", "hottier_slots_used", GAUGE, 1,
      "SSD slots holding a replica"),
     ("slots_total", "hottier_slots", GAUGE, 1, "Slots on the SSD"),
