@@ -8,7 +8,8 @@ DEB_PKGS=(
 	qemu-system-x86 dmsetup lvm2 mdadm fio blktrace
 	e2fsprogs xfsprogs btrfs-progs sparse kmod dkms
 	build-essential bc bison flex libelf-dev libssl-dev xz-utils
-	python3 python3-pip python3-pytest python3-matplotlib udev systemd
+	python3 python3-pip python3-pytest python3-matplotlib python3-docutils
+	udev systemd
 	busybox-static debootstrap qemu-utils librsvg2-bin
 	debhelper dh-dkms dh-python lintian
 )

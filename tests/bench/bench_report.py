@@ -36,7 +36,13 @@ Writes into BENCH_DIR (or --out):
   report-*.png   hit ratio over time and latency CDF per zipf workload, IOPS
                  per system with the overhead ratios (matplotlib, Agg
                  backend; without matplotlib, report.md says the plots were
-                 skipped and why).
+                 skipped and why);
+  performance.rst  the same figures as a page for users (perf_rst.py: the
+                 method, a table of figures and one of goals per workload,
+                 the overhead table, the plots, the gaps), with the plots
+                 it shows in performance/ beside it; make bench copies both
+                 into Documentation/ (--module-version: the version and
+                 commit it names).
 
 Every figure comes from those files. Python standard library; matplotlib
 for the plots only.
@@ -612,16 +618,23 @@ def table(header, rows, text_columns):
     return out
 
 
+def zipf_cells(s, steady=False):
+    """One system's row of the zipf table; steady: with the steady (last
+    third) hit ratio after the final one (performance.rst's)."""
+    return ([s["label"], s["unit"], num(s["iops"]), num(s["p99_ms"], ".1f"),
+             pct(s["mean_hit_ratio"]), pct(s["final_hit_ratio"])]
+            + ([pct(s.get("steady_hit_ratio"))] if steady else [])
+            + [pct(s["oracle"]), num(s["final_over_oracle"], ".3f"),
+               warmup(s)])
+
+
 def zipf_table_rows(rep):
-    rows = []
-    for w in rep["zipf"]:
-        for s in w["systems"]:
-            rows.append([w["name"], s["label"], s["unit"], num(s["iops"]),
-                         num(s["p99_ms"], ".1f"),
-                         pct(s["mean_hit_ratio"]), pct(s["final_hit_ratio"]),
-                         pct(s["oracle"]), num(s["final_over_oracle"], ".3f"),
-                         warmup(s)])
-    return rows
+    return [[w["name"]] + zipf_cells(s) for w in rep["zipf"]
+            for s in w["systems"]]
+
+
+OVERHEAD_HEAD = ["results", "test", "I/O", "base", "base IOPS",
+                 "dm-hottier IOPS", "ratio", "rounds: ratio range"]
 
 
 def overhead_table_rows(rep):
@@ -764,9 +777,7 @@ def markdown(rep, plots, skipped, where="this directory"):
         out += [f"- {k}: {v}" for k, v in d.items()] + [""]
     if rep["overhead"]:
         out += ["## Overhead against dm-linear and md RAID1", ""]
-        out += table(["result", "test", "I/O", "base", "base IOPS",
-                      "dm-hottier IOPS", "ratio", "rounds: ratio range"],
-                     overhead_table_rows(rep), 4)
+        out += table(OVERHEAD_HEAD, overhead_table_rows(rep), 4)
         out += ["", "Zero-latency memory-backed devices "
                 "(tests/lib/overhead.py). Ratio: dm-hottier IOPS / base "
                 f"IOPS; for the {PARALLEL} tests, the median of the paired "
@@ -1034,6 +1045,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("bench_dir", nargs="?", default="results/bench")
     ap.add_argument("--out", help="where to write (default: bench_dir)")
+    ap.add_argument("--module-version",
+                    help="the module's version and commit, for "
+                         "performance.rst (scripts/bench.sh: VERSION and "
+                         "git describe)")
     args = ap.parse_args(argv)
     out = args.out or args.bench_dir
     os.makedirs(out, exist_ok=True)
@@ -1050,7 +1065,11 @@ def main(argv=None):
                          if where == "." else f"`{where}/`"))
     with open(os.path.join(out, "report.json"), "w") as f:
         json.dump(dict(rep, plots=plots, plots_skipped=skipped), f, indent=1)
+    import perf_rst     # it imports this module
+    page = perf_rst.write(perf_rst.from_report(rep, plots, skipped,
+                                               args.module_version), out, out)
     print(f"report: {md}")
+    print(f"page: {page}")
     if skipped:
         print(f"plots skipped: {skipped}")
     else:

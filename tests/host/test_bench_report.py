@@ -1,6 +1,8 @@
 """make bench's report (tests/bench/bench_report.py): the table rows,
 final / oracle, the latency CDF from fio's percentiles, the overhead rows,
-report.md and report.json with and without matplotlib, and the plots.
+report.md and report.json with and without matplotlib, the plots, and
+performance.rst (tests/bench/perf_rst.py), parsed by docutils, from the
+results and from the stored baseline.
 
 The fixtures in data/bench/ are real results of one make bench run,
 trimmed: zipf-128/zipf.json keeps its params, definitions, aliases and
@@ -11,18 +13,26 @@ and the first job's error, IOPS, reads, runtime and clat_ns; overhead/ holds
 the whole overhead.json and the first line of the guest's kernel.log;
 host-load.txt is whole."""
 
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
 
+import docutils.core
+import docutils.nodes
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
 import bench_report as br  # noqa: E402
+import perf_rst  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "bench")
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+BASELINE = os.path.join(REPO, "tests", "bench", "baseline",
+                        "0.3-6.1-workloads.json")
 DEBIAN_PYTHON = "/usr/bin/python3"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -285,7 +295,8 @@ def test_the_plots_are_pngs_linked_from_the_report(tmp_path):
     assert r.returncode == 0, r.stderr
     names = ["report-hit-ratio-zipf-128.png", "report-latency-zipf-128.png",
              "report-iops.png"]
-    assert r.stdout.splitlines() == [f"report: {d / 'report.md'}"] + [
+    assert r.stdout.splitlines() == [
+        f"report: {d / 'report.md'}", f"page: {d / 'performance.rst'}"] + [
         f"plot: {d / n}" for n in names]
     md = (d / "report.md").read_text()
     for n in names:
@@ -368,3 +379,175 @@ def test_a_trace_without_its_png_or_unreadable(tmp_path, monkeypatch):
     md = (d / "report.md").read_text()
     assert "## One trace" not in md
     assert "- unreadable, left out: trace/trace.json: JSONDecodeError" in md
+
+
+# --- performance.rst ------------------------------------------------
+
+def rst_tree(text):
+    """The doctree docutils parses text into, with no message of any
+    level (info included): valid reStructuredText."""
+    warnings = io.StringIO()
+    doc = docutils.core.publish_doctree(text, settings_overrides={
+        "warning_stream": warnings, "report_level": 1, "halt_level": 5})
+    msgs = [m.astext() for m in doc.findall(docutils.nodes.system_message)]
+    assert not msgs and not warnings.getvalue(), (msgs, warnings.getvalue())
+    return doc
+
+
+def sections(doc):
+    return {sec[0].astext(): sec
+            for sec in doc.findall(docutils.nodes.section)}
+
+
+def tables(node):
+    """Each table under node as its rows of cell texts."""
+    return [[[e.astext() for e in row.findall(docutils.nodes.entry)]
+             for row in t.findall(docutils.nodes.row)]
+            for t in node.findall(docutils.nodes.table)]
+
+
+def items(node):
+    return [li.astext().replace("\n", " ")
+            for li in node.findall(docutils.nodes.list_item)]
+
+
+def page_of(d):
+    return rst_tree((d / "performance.rst").read_text())
+
+
+def test_the_page_is_written_beside_the_report_from_the_results(
+        tmp_path, monkeypatch):
+    no_matplotlib(monkeypatch)
+    d = copy_results(tmp_path, "zipf-128", "overhead")
+    assert br.main([str(d), "--module-version", "0.3.0, git abc1234"]) == 0
+    doc = page_of(d)
+    secs = sections(doc)
+    assert list(secs) == ["Method", "zipf-128: a zipf workload",
+                          "Overhead against dm-linear and md RAID1",
+                          "Plots", "Gaps"]
+    figures, goals = tables(secs["zipf-128: a zipf workload"])
+    assert figures[0] == perf_rst.ZIPF_HEAD
+    assert figures[1] == ["dm-hottier", "64KiB", "1070", "42.7", "81.8%",
+                          "85.1%", "84.8%", "89.2%", "0.954",
+                          "23 s (16240 reads)"]
+    assert goals[0] == perf_rst.GOAL_HEAD
+    assert [r[0::4] for r in goals[1:]] == [
+        ["steady hit ratio >= smq's + 2 points", "PASS"],
+        ["within 2% of the oracle at 64 KiB", "FAIL"],
+        ["IOPS ahead of smq", "PASS"]]
+    (over,) = tables(secs["Overhead against dm-linear and md RAID1"])
+    assert over[4] == ["overhead/", "randread_miss_4k_qd64",
+                       "2 jobs x iodepth 32", "dm-linear", "13475", "10991",
+                       "0.881", "5: 0.540 - 1.119"]
+    head = doc.astext()
+    assert "Module: 0.3.0, git abc1234." in head
+    assert "Kernel: 6.1.0-56-amd64." in head
+    assert "Plots skipped: matplotlib is missing" in \
+        secs["Plots"].astext()
+    assert items(secs["Gaps"]) == [
+        "zipf-128: within 2% of the oracle at 64 KiB: FAIL, 84.8% against "
+        "87.2% (dm-hottier steady hit ratio (oracle at 64 KiB - 2 "
+        "points)).",
+        "moving: not in this run.", "streaming: not in this run.",
+        "backup: not in this run.", "softlayer: not in this run.",
+        "capture: not in this run."]
+    assert not (d / "performance").exists()
+
+
+def test_a_missed_workload_goal_is_failed_and_a_gap(tmp_path, monkeypatch):
+    no_matplotlib(monkeypatch)
+    d = copy_results(tmp_path)
+    (d / "capture").mkdir()
+    cap = {"workload": "capture", "description": "a writer *beside* `reads`",
+           "params": {"seconds": 30, "budget_us": 20000,
+                      "kernel": "6.1.0-56-amd64"},
+           "problems": ["capture: RuntimeError('fio |failed| _x_')"],
+           "systems": {"hottier-budget": {
+               "label": "dm-hottier, migration_budget_us 20000",
+               "figures": {"writer_bw_kib_s": 1800.0, "writer_held": 0.88}},
+               "linear": {"label": "dm-linear (HDD)", "figures": {}}}}
+    (d / "capture" / "capture.json").write_text(json.dumps(cap))
+    assert br.main([str(d)]) == 0
+    secs = sections(page_of(d))
+    sec = secs["capture: a capture writer beside promotions"]
+    figures, goals = tables(sec)
+    assert [r[0] for r in figures] == [
+        "system", "dm-hottier, migration_budget_us 20000",
+        "dm-linear (HDD)"]
+    assert figures[2][1] == "-"             # a missing figure, not a list
+    assert goals[1][2:] == ["88.0%", "95.0%", "FAIL"]
+    assert "a writer *beside* `reads`" in sec.astext()
+    gaps = items(secs["Gaps"])
+    assert gaps[0] == (
+        "capture: the writer's bandwidth holds with migration_budget_us "
+        "set: FAIL, 88.0% against 95.0% (writer bandwidth / its rate, "
+        "dm-hottier with migration_budget_us 20000).")
+    assert "capture: problem: capture: RuntimeError('fio |failed| _x_')" \
+        in gaps
+    assert "zipf: not in this run." in gaps
+    assert "capture: not in this run." not in gaps
+    assert "overhead: not in this run." in gaps
+
+
+def test_the_page_shows_the_plots_beside_it(tmp_path):
+    """With Debian's python3 (matplotlib), as make bench runs it."""
+    d = copy_results(tmp_path, "zipf-128", "overhead")
+    (d / "performance").mkdir()
+    (d / "performance" / "stale.png").write_bytes(PNG_MAGIC)
+    r = subprocess.run([DEBIAN_PYTHON, br.__file__, str(d)],
+                       capture_output=True, text=True,
+                       env={**os.environ, "MPLBACKEND": "Agg"})
+    assert r.returncode == 0, r.stderr
+    doc = page_of(d)
+    shown = [i["uri"] for i in doc.findall(docutils.nodes.image)]
+    assert shown == ["performance/hit-ratio-zipf-128.png",
+                     "performance/latency-zipf-128.png",
+                     "performance/iops.png"]
+    for uri in shown:                       # relative to the page
+        assert (d / uri).read_bytes() == \
+            (d / ("report-" + os.path.basename(uri))).read_bytes()
+    assert sorted(p.name for p in (d / "performance").iterdir()) == \
+        sorted(os.path.basename(u) for u in shown)
+
+
+def test_the_page_of_the_stored_baseline(tmp_path):
+    with open(BASELINE) as f:
+        b = json.load(f)
+    page = perf_rst.from_baseline(b, "baseline.json", "bb2bf8e (2026-11-25)")
+    perf_rst.write(page, str(tmp_path))
+    doc = page_of(tmp_path)
+    secs = sections(doc)
+    wl = [t for t in secs if t.split(":")[0] in
+          ["zipf-128"] + br.WORKLOAD_NAMES]
+    assert [t.split(":")[0] for t in wl] == ["zipf-128"] + br.WORKLOAD_NAMES
+    for t in wl:                # figures, and goals with a target
+        assert len(tables(secs[t])) == (1 if t.startswith("softlayer")
+                                        else 2)
+    assert "Module: 0.3 (README status; VERSION file 0.1.0)." in \
+        doc.astext()
+    assert "committed in bb2bf8e (2026-11-25)" in doc.astext()
+    moving = tables(secs["moving: a hot set that moves"])[1]
+    assert moving[1][2:] == ["-", "19.1%", "n/a"]
+    assert moving[2][2:] == ["26 s", "27 s", "PASS"]
+    gaps = items(secs["Gaps"])
+    assert [g.split(":")[0] for g in gaps] == [
+        "zipf-128", "zipf-128", "moving", "streaming", "overhead"]
+    assert gaps[3] == (
+        "streaming: SSD's share of sectors read >= 0.9 x the oracle's: "
+        "FAIL, 47.1% against 52.6% (dm-hottier steady SSD share (0.9 x "
+        "files oracle)).")
+    assert gaps[2].startswith("moving: no dip: after the fill >= 0.95 x "
+                              "the pre-fill ratio: not decided")
+    assert not list(doc.findall(docutils.nodes.image))
+
+
+def test_rst_text_has_no_markup_of_its_own():
+    assert perf_rst.text("a*b `c` |d| e_ f_g\n h") == \
+        "a\\*b \\`c\\` \\|d\\| e\\_ f_g h"
+    assert perf_rst.cell("-") == "\\-"
+    assert perf_rst.cell("1. x") == "\\1. x"
+    assert perf_rst.cell("-83") == "-83"
+    assert perf_rst.cell("") == ""
+    doc = rst_tree("\n".join(perf_rst.list_table(
+        ["a", "b"], [["-", ""], ["* x", "(a) y"]])))
+    assert tables(doc) == [[["a", "b"], ["-", ""], ["* x", "(a) y"]]]
