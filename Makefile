@@ -130,8 +130,10 @@ check:
 demo:
 	scripts/demo.sh
 
+# Results in results/bench/ (report.md); the run's performance.rst and its
+# plots are copied into Documentation/ (performance.rst, performance/).
 # BENCH=quick: what make check runs in its measurement boot (zipf beside
-# dm-cache smq, 30 s a system, loose floors); results/bench-quick/.
+# dm-cache smq, 30 s a system, loose floors); results/bench-quick/ only.
 bench:
 	BENCH=$(BENCH) scripts/bench.sh
 

@@ -24,16 +24,21 @@
 #      default 30; BENCH_WORKLOADS), in results/bench/<workload>/;
 #   6. the report: results/bench/report.md with PNG plots (hit ratio over
 #      time against the oracle, latency CDF, IOPS and overhead ratios),
-#      issue 14's goals with PASS or FAIL, and
-#      report.json, over whatever results/bench/ holds
-#      (tests/bench/bench_report.py).
+#      issue 14's goals with PASS or FAIL, report.json, and
+#      performance.rst with its plots in performance/, over whatever
+#      results/bench/ holds (tests/bench/bench_report.py);
+#   7. the committed page: performance.rst and performance/*.png copied
+#      into Documentation/, so that a run refreshes
+#      Documentation/performance.rst (the module's version and commit in
+#      its header, as they were when the run began).
 # Results: results/bench/.
 #
 # BENCH=quick (make bench BENCH=quick) runs instead what make check runs in
 # its measurement boot: the zipf workload for 30 s a system beside dm-cache
 # smq and the oracle, with loose floors (tests/guest/test_bench_quick.py),
 # and its report; results in results/bench-quick/ (report.md, plots,
-# zipf-128/). About 2 minutes with the guest's boot.
+# zipf-128/), and Documentation/ is left as it is. About 2 minutes with
+# the guest's boot.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${HOTTIER_RESULTS:-$PWD/results}
@@ -42,6 +47,9 @@ quick | full) ;;
 *) echo "bench: BENCH=${BENCH}: quick or full" >&2; exit 2 ;;
 esac
 scripts/setup.sh >/dev/null
+# The module the run measures: this tree's, as it is now.
+ver="$(cat VERSION), git $(git describe --always --dirty 2>/dev/null ||
+	echo '(not a git checkout)')"
 HOTTIER_RESULTS=$out scripts/matrix.sh build 6.1 >/dev/null
 kver=$(scripts/matrix.sh list | sed -n 's/^6\.1: //p')
 if [ "${BENCH:-full}" = quick ]; then
@@ -53,7 +61,8 @@ if [ "${BENCH:-full}" = quick ]; then
 	HOTTIER_VM_APPEND="null_blk.nr_devices=0" HOTTIER_BENCH_QUICK_OUT=$q \
 		scripts/vm-run.sh --kver "$kver" --results "$q" --timeout 900 -- \
 		scripts/guest-suite.sh -s tests/guest/test_bench_quick.py || rc=$?
-	MPLBACKEND=Agg /usr/bin/python3 tests/bench/bench_report.py "$q" || rc=1
+	MPLBACKEND=Agg /usr/bin/python3 tests/bench/bench_report.py "$q" \
+		--module-version "$ver" || rc=1
 	exit "$rc"
 fi
 mkdir -p "$out/bench"
@@ -92,5 +101,13 @@ HOTTIER_RESULTS=$out HOTTIER_MODULE=$out/matrix/6.1/src/dm-hottier.ko \
 BENCH_SECONDS=${WORKLOADS_SECONDS:-30} \
 	scripts/bench-workloads.sh || rc=$?
 # Debian's python3, which python3-matplotlib is installed for.
-MPLBACKEND=Agg /usr/bin/python3 tests/bench/bench_report.py "$out/bench"
+MPLBACKEND=Agg /usr/bin/python3 tests/bench/bench_report.py "$out/bench" \
+	--module-version "$ver"
+# The committed page, its plots replacing the last run's.
+cp "$out/bench/performance.rst" Documentation/performance.rst
+rm -rf Documentation/performance
+if [ -d "$out/bench/performance" ]; then
+	cp -r "$out/bench/performance" Documentation/performance
+fi
+echo "bench: Documentation/performance.rst written from $out/bench"
 exit "$rc"
