@@ -541,6 +541,15 @@ def test_the_page_of_the_stored_baseline(tmp_path):
     assert not list(doc.findall(docutils.nodes.image))
 
 
+def test_the_committed_page_is_valid_and_its_plots_are_there():
+    path = os.path.join(REPO, "Documentation", "performance.rst")
+    with open(path) as f:
+        doc = rst_tree(f.read())
+    assert "Gaps" in sections(doc)
+    for i in doc.findall(docutils.nodes.image):
+        assert os.path.exists(os.path.join(os.path.dirname(path), i["uri"]))
+
+
 def test_rst_text_has_no_markup_of_its_own():
     assert perf_rst.text("a*b `c` |d| e_ f_g\n h") == \
         "a\\*b \\`c\\` \\|d\\| e\\_ f_g h"
