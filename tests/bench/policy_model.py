@@ -4,12 +4,12 @@ issue 14's workloads in seconds before it goes into the kernel. It is not
 the kernel's code: it models the rules Documentation/hottier.rst states
 (heat, the bar, worth, the hysteresis, the bounded heat table) on devices
 with fixed service times. For the epoch rule it came within 2 s of the
-kernel (Documentation/bench-baseline.md, *Replicas' worth quartered*:
-phase B 61.9% and 55 s to 90% modelled, 61.1% and 57 s measured); for
-the rate rule its figures depend on where the move falls in an epoch
-(*The rate rule*, and the epoch clock below). It does not model
-everything: a rule it credits must still be measured (*A hand for the
-heat table's ties*).
+kernel (the git history of Documentation/bench-baseline.md, *Replicas'
+worth quartered*: phase B 61.9% and 55 s to 90% modelled, 61.1% and
+57 s measured); for the rate rule its figures depend on where the move
+falls in an epoch (*The rate rule*, and the epoch clock below). It does
+not model everything: a rule it credits must still be measured (*A hand
+for the heat table's ties*).
 
   policy_model.py moving|zipf|streaming [--seconds S] [--rate-grace G]
                   [--no-rate-rule] [--no-cut-bar] [--tracked X]
@@ -52,9 +52,10 @@ The model:
 alone); --no-cut-bar keeps the rate rule without the cut bar.
 
 --shift, the kernel's working-set shift rule (hottier.rst, *Working-set
-shifts*; bench-baseline.md, *A shift of the working set, detected* and
-*The shift detector counts fresh reads*): the device's hits and reads
-that start somewhere new are averaged over the half-life and over 2 s;
+shifts*; the git history of Documentation/bench-baseline.md, *A shift
+of the working set, detected* and *The shift detector counts fresh
+reads*): the device's hits and reads that start somewhere new are
+averaged over the half-life and over 2 s;
 a read that continues a stream (its reader's extent is the reader's
 previous one + 1) is one decision repeated, not evidence of where the
 hot set is, and is not counted (the kernel's hottier_seq_read() tells
