@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* <linux/blkdev.h> for the simulator: see ../sim-kernel.h. */
+#include <sim-kernel.h>
