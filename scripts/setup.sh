@@ -13,7 +13,7 @@ DEB_PKGS=(
 	busybox-static debootstrap qemu-utils librsvg2-bin
 	debhelper dh-dkms dh-python lintian
 )
-PIP_PKGS=(virtme-ng pytest prometheus_client)
+PIP_PKGS=(virtme-ng pytest prometheus_client libcachesim)
 
 BACKPORTS=/etc/apt/sources.list.d/bookworm-backports.sources
 log() { printf 'setup: %s\n' "$*"; }
