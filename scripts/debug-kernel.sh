@@ -92,7 +92,7 @@ while IFS= read -r line; do
 done < "$frag"
 [ "$missing" = 0 ] || { log "config check failed"; exit 1; }
 
-log "building (about 18 minutes on 2 cores; cached afterwards)"
+log "building (about 28 CPU-minutes, 14 on 2 idle cores; cached afterwards)"
 start=$(date +%s)
 make -C "$src" O="$out" CC=gcc-12 -j"$(nproc)" -s bzImage modules >&2
 make -C "$src" O="$out" CC=gcc-12 -s modules_prepare >&2
