@@ -115,8 +115,8 @@ setup_stage() {
 # results/<stage>.log and their exit code and seconds beside it; collect()
 # prints and counts them once they are done. One lane runs beside the
 # foreground, the debug lane: the 7.2 debug kernel (cached after the first
-# build, some 40 minutes on a cold machine, at nice 19), its module, its
-# guest under KASAN, then the queue.
+# build: 28 CPU-minutes, some 25 to 35 minutes at nice 19 on a cold
+# machine), its module, its guest under KASAN, then the queue.
 # The queue holds the boots that need neither an idle host nor one
 # another, longest first. The foreground works it once its own 6.1 suite
 # is done, the debug lane once its guest is. Two guests at a time, each
